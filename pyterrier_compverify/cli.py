@@ -1,0 +1,65 @@
+"""The ``compverify`` command."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from .encoder import DEFAULT_MODEL
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="hub name or local folder of the encoder")
+    parser.add_argument("--device", default=None, help="torch device (default: auto)")
+    parser.add_argument("--data-dir", default=None, help="local data folder (default: $COMPVERIFY_DATA)")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="compverify", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="BM25 / dense / dense >> MaxSim on an embedded near-miss collection")
+    _common(demo)
+    demo.add_argument("--folder", default=None, help="where to write the collection and indices (default: temp)")
+
+    ev = sub.add_parser("evaluate", help="pt.Experiment of BM25, dense and >> MaxSim on a dataset")
+    _common(ev)
+    ev.add_argument("dataset", help="e.g. irds:beir/scifact/test, irds:cranfield, compverify/capretrieval/en")
+    ev.add_argument("--max-length", type=int, default=128)
+    ev.add_argument("--batch-size", type=int, default=32)
+    ev.add_argument("--depth", type=int, default=100, help="rerank depth")
+    ev.add_argument("--index-dir", default=None, help="where indices are kept (default: $COMPVERIFY_CACHE)")
+    ev.add_argument("--out-dir", default="experiments/results")
+    ev.add_argument("--baseline", default="Dense", help="system name for significance tests")
+    ev.add_argument("--reference", action="store_true", help="add a plain SentenceTransformer.encode run")
+
+    args = parser.parse_args(argv)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from .datasets import setup_local_data
+
+    if args.data_dir or os.environ.get("COMPVERIFY_DATA"):
+        setup_local_data(args.data_dir)
+    if args.command == "demo":
+        from .demo import run_demo
+
+        run_demo(model=args.model, folder=args.folder, device=args.device)
+    elif args.command == "evaluate":
+        from .evaluate import DEFAULT_INDEX_DIR, run_evaluation
+
+        results = run_evaluation(
+            args.dataset,
+            model=args.model,
+            max_length=args.max_length,
+            batch_size=args.batch_size,
+            device=args.device,
+            depth=args.depth,
+            index_dir=args.index_dir or DEFAULT_INDEX_DIR,
+            out_dir=args.out_dir,
+            baseline=args.baseline,
+            reference=args.reference,
+        )
+        print(results.to_markdown(index=False))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,203 @@
+"""Standard pipelines (BM25, dense, each >> MaxSim) over a collection, and their pt.Experiment."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shlex
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+from ir_measures import RR, R, Success, nDCG
+
+from .encoder import DEFAULT_MODEL, TokenEncoder
+from .rerank import MaxSim
+from .store import TokenStore
+
+MEASURES = [nDCG @ 10, RR @ 10, Success @ 1, Success @ 10, R @ 100]
+DEFAULT_INDEX_DIR = Path(os.environ.get("COMPVERIFY_CACHE", Path.home() / ".cache" / "pyterrier_compverify"))
+
+
+def strip_punctuation(text: str) -> str:
+    """Punctuation to spaces, for PISA's query parser.
+
+    >>> strip_punctuation("what's (a) test?")
+    'what s a test'
+    """
+    return " ".join(re.sub(r"[^\w\s]", " ", text).split())
+
+
+@contextlib.contextmanager
+def quiet_native_output():
+    """Silence stdout and stderr at the file-descriptor level (native libraries too) for the block."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 1)
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for fd, copy in zip((1, 2), saved):
+            os.dup2(copy, fd)
+            os.close(copy)
+
+
+@dataclass
+class Indices:
+    """The three indices of one collection: PISA (BM25), FlexIndex (pooled vectors), TokenStore."""
+
+    pisa: object
+    flex: object
+    store: TokenStore
+
+
+def build_indices(collection, encoder: TokenEncoder, index_dir: str | os.PathLike, *, verbose: bool = True) -> Indices:
+    """Build (or reuse) the indices of ``collection`` under ``index_dir/<collection name>/``.
+
+    The FlexIndex and the TokenStore are filled by one encoder pass over the corpus.
+    """
+    from pyterrier_dr import FlexIndex
+    from pyterrier_pisa import PisaIndex
+
+    root = Path(index_dir) / collection.name
+    pisa = PisaIndex(str(root / "bm25.pisa"), text_field="text", stemmer="porter2")
+    with quiet_native_output():  # PISA's native code logs every step
+        if not pisa.built():
+            pisa.index(collection.corpus_iter())
+        pisa.bm25()(pd.DataFrame({"qid": ["0"], "query": ["warm"]}))  # builds its block-max data once
+    tag = f"{encoder.fingerprint}-{encoder.max_length}"
+    flex = FlexIndex(str(root / f"{tag}.flex"), sim_fn=encoder.sim_fn, verbose=verbose)
+    store = TokenStore(root / f"{tag}.tokens")
+    if not (flex.built() and store.built()):
+        store.indexer(encoder, flex_index=flex, verbose=verbose, overwrite=True).index(collection.corpus_iter())
+    store.check_encoder(encoder)
+    return Indices(pisa, flex, store)
+
+
+def standard_pipelines(indices: Indices, encoder: TokenEncoder, *, depth: int = 100) -> dict[str, pt.Transformer]:
+    """BM25, dense, and each of them reranked at ``depth`` by MaxSim from the TokenStore."""
+    bm25 = (
+        pt.apply.query(lambda row: strip_punctuation(row["query"]))
+        >> indices.pisa.bm25(num_results=1000)
+        >> pt.rewrite.reset()
+    )
+    dense = encoder.query_encoder() >> indices.flex.retriever(num_results=1000, drop_query_vec=True)
+    maxsim = MaxSim(encoder, store=indices.store)
+    return {
+        "BM25": bm25,
+        "Dense": dense,
+        f"BM25 >> MaxSim@{depth}": (bm25 % depth) >> maxsim,
+        f"Dense >> MaxSim@{depth}": (dense % depth) >> maxsim,
+    }
+
+
+def plain_dense_run(collection, encoder: TokenEncoder, topics: pd.DataFrame, k: int = 1000) -> pd.DataFrame:
+    """Reference run: ``SentenceTransformer.encode`` on queries and documents, exact cosine, top k.
+
+    Independent of TokenEncoder batching and pyterrier-dr, to check that the dense pipeline matches it.
+    """
+    docs = list(collection.corpus_iter())
+    kw = {"batch_size": 32, "convert_to_numpy": True, "normalize_embeddings": True}
+    doc_vecs = encoder.model.encode([d["text"] for d in docs], show_progress_bar=True, **kw)
+    query_vecs = encoder.model.encode(topics["query"].tolist(), **kw)
+    scores = query_vecs @ doc_vecs.T
+    k = min(k, len(docs))
+    top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+    rows = []
+    for qi, qid in enumerate(topics["qid"]):
+        for di in top[qi]:
+            rows.append((qid, docs[di]["docno"], float(scores[qi, di])))
+    return pt.model.add_ranks(pd.DataFrame(rows, columns=["qid", "docno", "score"]))
+
+
+def run_evaluation(
+    dataset_id: str,
+    *,
+    model: str | None = None,
+    max_length: int = 128,
+    batch_size: int = 32,
+    device: str | None = None,
+    depth: int = 100,
+    index_dir: str | os.PathLike = DEFAULT_INDEX_DIR,
+    out_dir: str | os.PathLike | None = "experiments/results",
+    baseline: str = "Dense",
+    reference: bool = False,
+    verbose: bool = True,
+) -> pd.DataFrame:
+    """``pt.Experiment`` of the standard pipelines on ``dataset_id``; writes ``evaluate-<name>.{md,json}``."""
+    from .datasets import load_collection
+
+    started = time.time()
+    collection = load_collection(dataset_id)
+    encoder = TokenEncoder(
+        model or DEFAULT_MODEL, max_length=max_length, batch_size=batch_size, device=device, verbose=False
+    )
+    indices = build_indices(collection, encoder, index_dir, verbose=verbose)
+    topics, qrels = collection.topics(), collection.qrels()
+    systems = standard_pipelines(indices, encoder, depth=depth)
+    if reference:
+        systems["ST.encode + exact cosine (reference)"] = plain_dense_run(collection, encoder, topics)
+    names = list(systems)
+    results = pt.Experiment(
+        list(systems.values()),
+        topics,
+        qrels,
+        eval_metrics=MEASURES,
+        names=names,
+        baseline=names.index(baseline) if baseline in names else None,
+        round=4,
+        verbose=verbose,
+    )
+    elapsed = time.time() - started
+    if out_dir is not None:
+        write_results(results, Path(out_dir) / f"evaluate-{collection.name}", dataset_id, encoder, elapsed)
+    return results
+
+
+def write_results(results: pd.DataFrame, stem: Path, dataset_id: str, encoder: TokenEncoder, elapsed: float) -> None:
+    """Markdown and JSON tables, each with the command that made them."""
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    command = "compverify " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else ""
+    info = {
+        "dataset": dataset_id,
+        "command": command,
+        "encoder": encoder.describe(),
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "seconds": round(elapsed, 1),
+        "versions": {m: _version(m) for m in ("pyterrier", "pyterrier_dr", "pyterrier_pisa", "torch", "transformers")},
+    }
+    records = json.loads(results.to_json(orient="records"))
+    (stem.with_suffix(".json")).write_text(json.dumps({**info, "results": records}, indent=2) + "\n")
+    lines = [
+        f"# {dataset_id}",
+        "",
+        f"Command: `{command}`  ",
+        f"Encoder: {info['encoder']}  ",
+        f"Date: {info['date']}, {info['seconds']} s on {os.cpu_count()} CPU cores",
+        "",
+        results.to_markdown(index=False),
+        "",
+    ]
+    stem.with_suffix(".md").write_text("\n".join(lines))
+
+
+def _version(module: str) -> str:
+    try:
+        return __import__(module).__version__
+    except (ImportError, AttributeError):
+        return "?"
+
+
+__all__ = ["MEASURES", "build_indices", "plain_dense_run", "run_evaluation", "standard_pipelines"]
