@@ -182,6 +182,4 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
 
     @cached_property
     def _normalises(self) -> bool:
-        from sentence_transformers.models import Normalize
-
-        return any(isinstance(m, Normalize) for m in self.model)
+        return any(type(module).__name__ == "Normalize" for module in self.model)

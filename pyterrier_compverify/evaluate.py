@@ -187,10 +187,24 @@ def write_results(results: pd.DataFrame, stem: Path, dataset_id: str, encoder: T
         f"Encoder: {info['encoder']}  ",
         f"Date: {info['date']}, {info['seconds']} s on {os.cpu_count()} CPU cores",
         "",
+        summary_table(results, [str(m) for m in MEASURES]).to_markdown(index=False),
+        "",
+        "`*`: paired t-test p < 0.05 against the baseline (the row without p-values). All columns:",
+        "",
         results.to_markdown(index=False),
         "",
     ]
     stem.with_suffix(".md").write_text("\n".join(lines))
+
+
+def summary_table(results: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
+    """Name and measures, a measure marked ``*`` where its p-value against the baseline is below 0.05."""
+    table = results[["name"]].copy()
+    for m in measures:
+        p = results.get(f"{m} p-value")
+        marks = ["*" if p is not None and pv < 0.05 else "" for pv in (p if p is not None else [None] * len(results))]
+        table[m] = [f"{v:.4f}{mark}" for v, mark in zip(results[m], marks)]
+    return table
 
 
 def _version(module: str) -> str:

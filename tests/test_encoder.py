@@ -1,0 +1,79 @@
+import math
+
+import numpy as np
+import pytest
+import torch
+
+
+def test_token_states_are_unit_norm_and_unpadded(tiny_encoder):
+    out = tiny_encoder.encode(["a dog chases a cat", "hello"])
+    assert [s.shape for s in out.token_states] == [(7, 32), (3, 32)]  # [CLS] ... [SEP] kept
+    for s in out.token_states:
+        assert torch.allclose(s.norm(dim=-1), torch.ones(s.shape[0]), atol=1e-5)
+    assert out.pooled.shape == (2, 32)
+
+
+def test_results_in_input_order_whatever_the_length_sorting(tiny_encoder):
+    texts = ["a", "the big red dog chases the small blue cat", "hello world", ""]
+    together = tiny_encoder.encode(texts, batch_size=2)
+    for i, text in enumerate(texts):
+        alone = tiny_encoder.encode([text])
+        assert torch.allclose(together.pooled[i], alone.pooled[0], atol=1e-5)
+        assert torch.allclose(together.token_states[i], alone.token_states[0], atol=1e-5)
+
+
+def test_pooled_matches_sentence_transformers_encode(tiny_encoder):
+    texts = ["a dog chases a cat", "the man greeted the tall woman", "中文本"]
+    ours = tiny_encoder.encode(texts).pooled
+    theirs = tiny_encoder.model.encode(texts, convert_to_tensor=True)
+    assert torch.nn.functional.cosine_similarity(ours, theirs).min().item() >= 0.9999
+
+
+def test_long_text_truncated_to_max_length(tiny_encoder):
+    out = tiny_encoder.encode(["dog " * 500])
+    assert out.token_states[0].shape[0] == tiny_encoder.max_length == 16
+
+
+def test_empty_and_chinese_text(tiny_encoder):
+    out = tiny_encoder.encode(["", "图片显示猫"])
+    assert out.token_states[0].shape[0] == 2  # only the special tokens
+    assert out.token_states[1].shape[0] == 7
+    assert torch.isfinite(out.pooled).all()
+
+
+@pytest.mark.parametrize("bad", [None, math.nan, np.nan, 3])
+def test_missing_text_is_a_clear_error(tiny_encoder, bad):
+    with pytest.raises(ValueError, match="position 1"):
+        tiny_encoder.encode(["fine", bad])
+
+
+def test_empty_input(tiny_encoder):
+    out = tiny_encoder.encode([])
+    assert out.token_states == [] and out.pooled.shape == (0, 32)
+
+
+def test_fingerprint_tracks_weights(tiny_model_dir):
+    from pyterrier_compverify import TokenEncoder
+
+    a = TokenEncoder(tiny_model_dir, device="cpu")
+    b = TokenEncoder(tiny_model_dir, device="cpu")
+    assert a.fingerprint == b.fingerprint
+    with torch.no_grad():
+        next(b.model.parameters()).add_(1e-3)
+    del b.__dict__["fingerprint"]
+    assert a.fingerprint != b.fingerprint
+
+
+def test_bad_max_length(tiny_model_dir):
+    from pyterrier_compverify import TokenEncoder
+
+    with pytest.raises(ValueError, match="max_length"):
+        TokenEncoder(tiny_model_dir, max_length=1)
+
+
+def test_query_and_doc_encoders_give_vectors(tiny_encoder):
+    import pandas as pd
+
+    q = tiny_encoder.query_encoder()(pd.DataFrame({"qid": ["1"], "query": ["dog"]}))
+    d = tiny_encoder.doc_encoder()(pd.DataFrame({"docno": ["d"], "text": ["cat"]}))
+    assert q["query_vec"][0].shape == (32,) and d["doc_vec"][0].shape == (32,)

@@ -1,0 +1,48 @@
+import pytest
+import torch
+
+from pyterrier_compverify import maxsim
+from pyterrier_compverify.simmap import pad_token_states, similarity_map
+
+
+def test_maxsim_hand_computed():
+    # query tokens q1, q2; candidate tokens c1, c2 (+1 padded cell)
+    sim = torch.tensor([[[0.2, 0.9, 0.0], [0.5, -0.3, 0.0]]])
+    score = maxsim(sim, torch.tensor([True, True]), torch.tensor([[True, True, False]]))
+    assert score.item() == pytest.approx((0.9 + 0.5) / 2)
+
+
+def test_maxsim_all_negative_with_padding_keeps_negative_max():
+    # a zero in a padded cell must never win the max
+    sim = torch.tensor([[[-0.4, -0.7, 0.0, 0.0]]])
+    score = maxsim(sim, torch.tensor([True]), torch.tensor([[True, True, False, False]]))
+    assert score.item() == pytest.approx(-0.4)
+
+
+def test_maxsim_ignores_padded_query_tokens():
+    sim = torch.tensor([[[0.8, 0.1], [0.9, 0.9]]])
+    score = maxsim(sim, torch.tensor([[True, False]]), torch.tensor([[True, True]]))
+    assert score.item() == pytest.approx(0.8)
+
+
+def test_maxsim_batch_of_candidates_with_different_lengths():
+    q = torch.nn.functional.normalize(torch.randn(3, 8), dim=-1)
+    cands = [torch.nn.functional.normalize(torch.randn(n, 8), dim=-1) for n in (2, 5, 1)]
+    c, mask = pad_token_states(cands)
+    batched = maxsim(similarity_map(q, torch.ones(3, dtype=torch.bool), c, mask), torch.ones(3, dtype=torch.bool), mask)
+    one_by_one = [(q @ cand.T).max(dim=1).values.mean().item() for cand in cands]
+    assert batched.tolist() == pytest.approx(one_by_one, abs=1e-6)
+
+
+def test_pad_token_states_from_fp16_numpy():
+    import numpy as np
+
+    x, mask = pad_token_states([np.ones((2, 3), dtype=np.float16), np.full((1, 3), 0.5, dtype=np.float16)])
+    assert x.dtype == torch.float32 and x.shape == (2, 2, 3)
+    assert mask.tolist() == [[True, True], [True, False]]
+    assert x[1, 1].abs().sum() == 0 and x[1, 0, 0] == 0.5
+
+
+def test_pad_token_states_rejects_empty():
+    with pytest.raises(ValueError, match="at least one"):
+        pad_token_states([])

@@ -1,0 +1,107 @@
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+import pytest
+
+from pyterrier_compverify import MaxSim, TokenStore
+
+DOCS = pd.DataFrame(
+    {
+        "docno": ["d1", "d2", "d3", "d4", "d5"],
+        "text": ["a dog chases a cat", "the cat chases the dog", "", "图片显示猫", "protein gene " * 60],
+    }
+)
+
+
+def result_frame(queries=("dog chases cat", "small red cell")):
+    rows = [
+        {"qid": f"q{i}", "query": q, "docno": d.docno, "text": d.text, "score": 1.0, "rank": 0, "keep": i * 10 + j}
+        for i, q in enumerate(queries)
+        for j, d in enumerate(DOCS.itertuples())
+    ]
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture
+def store(tmp_path, tiny_encoder):
+    return TokenStore(tmp_path / "docs.tokens").indexer(tiny_encoder, verbose=False).index(DOCS)
+
+
+def test_scores_ranks_and_keeps_columns(tiny_encoder):
+    inp = result_frame()
+    out = MaxSim(tiny_encoder)(inp)
+    assert set(inp.columns) <= set(out.columns)
+    assert len(out) == len(inp)
+    assert (out.groupby("qid")["rank"].apply(sorted).map(list) == [[0, 1, 2, 3, 4]] * 2).all()
+    for _, res in out.groupby("qid"):
+        assert res.sort_values("rank")["score"].is_monotonic_decreasing
+    merged = inp.merge(out, on=["qid", "docno"], suffixes=("_in", ""))
+    assert (merged["keep_in"] == merged["keep"]).all()
+
+
+def test_scores_match_a_direct_computation(tiny_encoder):
+    out = MaxSim(tiny_encoder)(result_frame(["dog chases cat"]))
+    q = tiny_encoder.encode(["dog chases cat"]).token_states[0]
+    for row in out.itertuples():
+        d = tiny_encoder.encode([row.text]).token_states[0]
+        assert row.score == pytest.approx((q @ d.T).max(dim=1).values.mean().item(), abs=1e-5)
+
+
+def test_store_and_text_give_the_same_ranking(tiny_encoder, store):
+    inp = result_frame()
+    from_text = MaxSim(tiny_encoder)(inp).sort_values(["qid", "docno"])
+    from_store = MaxSim(tiny_encoder, store=store)(inp.drop(columns=["text"])).sort_values(["qid", "docno"])
+    assert (from_text["rank"].to_numpy() == from_store["rank"].to_numpy()).all()
+    np.testing.assert_allclose(from_text["score"], from_store["score"], atol=2e-3)
+
+
+def test_query_encoded_once_per_query(tiny_encoder, monkeypatch):
+    seen = []
+    original = type(tiny_encoder).encode
+
+    def spy(self, texts, **kw):
+        seen.append((kw.get("what"), list(texts)))
+        return original(self, texts, **kw)
+
+    monkeypatch.setattr(type(tiny_encoder), "encode", spy)
+    MaxSim(tiny_encoder)(result_frame())
+    query_calls = [texts for what, texts in seen if what == "query"]
+    assert query_calls == [["dog chases cat", "small red cell"]]
+    doc_calls = [texts for what, texts in seen if what == "document"]
+    assert len(doc_calls) == 1 and len(doc_calls[0]) == len(DOCS)  # each distinct text once
+
+
+def test_empty_frame_gives_typed_empty_frame(tiny_encoder):
+    out = MaxSim(tiny_encoder)(result_frame().iloc[:0])
+    assert len(out) == 0 and {"score", "rank", "keep"} <= set(out.columns)
+
+
+@pytest.mark.parametrize("column", ["qid", "query", "docno", "text"])
+def test_missing_column_is_named(tiny_encoder, column):
+    with pytest.raises(Exception, match=column):
+        MaxSim(tiny_encoder)(result_frame().drop(columns=[column]))
+
+
+def test_nan_text_is_a_clear_error(tiny_encoder):
+    inp = result_frame()
+    inp.loc[2, "text"] = np.nan
+    with pytest.raises(ValueError, match="'text' column"):
+        MaxSim(tiny_encoder)(inp)
+
+
+def test_store_from_another_encoder_refused(tiny_model_dir, store):
+    from pyterrier_compverify import TokenEncoder
+
+    other = TokenEncoder(tiny_model_dir, max_length=32, device="cpu")
+    with pytest.raises(ValueError, match="max_length"):
+        MaxSim(other, store=store)
+
+
+def test_in_a_pipeline_with_experiment(tiny_encoder, store):
+    first_stage = pt.Transformer.from_df(result_frame().drop(columns=["text"]))
+    topics = pd.DataFrame({"qid": ["q0", "q1"], "query": ["dog chases cat", "small red cell"]})
+    qrels = pd.DataFrame({"qid": ["q0", "q1"], "docno": ["d1", "d5"], "label": [1, 1]})
+    pipe = first_stage >> MaxSim(tiny_encoder, store=store)
+    res = pt.Experiment([first_stage, pipe], topics, qrels, ["map"], names=["first", "maxsim"])
+    assert list(res["name"]) == ["first", "maxsim"]
+    assert repr(MaxSim(tiny_encoder, store=store)).startswith("MaxSim(TokenEncoder(")

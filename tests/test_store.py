@@ -1,0 +1,124 @@
+import json
+
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+import pytest
+
+from pyterrier_compverify import CorruptStoreError, TokenStore
+
+DOCS = [
+    {"docno": "d1", "text": "a dog chases a cat"},
+    {"docno": "d2", "text": "the cat chases the dog"},
+    {"docno": "d3", "text": ""},
+    {"docno": "d4", "text": "图片显示猫"},
+    {"docno": "d5", "text": "protein " * 100},
+]
+
+
+@pytest.fixture
+def store(tmp_path, tiny_encoder):
+    return TokenStore(tmp_path / "docs.tokens").indexer(tiny_encoder, verbose=False).index(DOCS)
+
+
+def test_round_trip_matches_encoder_in_fp16(store, tiny_encoder):
+    expected = tiny_encoder.encode([d["text"] for d in DOCS]).token_states
+    got = store.token_states(["d4", "d1", "d5"])
+    for g, e in zip(got, [expected[3], expected[0], expected[4]]):
+        assert g.dtype == np.float16 and g.shape == tuple(e.shape)
+        np.testing.assert_allclose(g.astype(np.float32), e.numpy(), atol=2e-3)
+    assert len(store) == 5 and store.docnos() == [d["docno"] for d in DOCS]
+    assert store.encoder_info == tiny_encoder.describe()
+
+
+def test_loads_through_pt_artifact(store):
+    loaded = pt.Artifact.load(str(store.path))
+    assert isinstance(loaded, TokenStore) and len(loaded) == 5
+
+
+def test_unknown_docno(store):
+    with pytest.raises(KeyError, match="nope"):
+        store.token_states(["d1", "nope"])
+
+
+def test_duplicate_docnos_refused_and_nothing_left(tmp_path, tiny_encoder):
+    path = tmp_path / "dup.tokens"
+    with pytest.raises(ValueError, match="duplicate docno 'd1'"):
+        TokenStore(path).indexer(tiny_encoder, verbose=False).index(DOCS + [{"docno": "d1", "text": "again"}])
+    assert not path.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_interrupted_build_leaves_no_store(tmp_path, tiny_encoder):
+    def killed():
+        yield from DOCS
+        raise KeyboardInterrupt
+
+    path = tmp_path / "killed.tokens"
+    with pytest.raises(KeyboardInterrupt):
+        TokenStore(path).indexer(tiny_encoder, verbose=False).index(killed())
+    assert not TokenStore(path).built() and list(tmp_path.iterdir()) == []
+
+
+def test_missing_text_field_names_it(tmp_path, tiny_encoder):
+    with pytest.raises(KeyError, match="'text'"):
+        TokenStore(tmp_path / "s").indexer(tiny_encoder, verbose=False).index([{"docno": "d1", "body": "x"}])
+
+
+def test_nan_text_named(tmp_path, tiny_encoder):
+    with pytest.raises(ValueError, match="missing"):
+        TokenStore(tmp_path / "s").indexer(tiny_encoder, verbose=False).index([{"docno": "d1", "text": None}])
+
+
+def test_existing_store_not_overwritten_silently(store, tiny_encoder):
+    with pytest.raises(FileExistsError):
+        TokenStore(store.path).indexer(tiny_encoder, verbose=False).index(DOCS)
+    TokenStore(store.path).indexer(tiny_encoder, verbose=False, overwrite=True).index(DOCS[:2])
+    assert len(TokenStore(store.path)) == 2
+
+
+def test_truncated_file_is_a_clear_error(store):
+    states = store.path / "states.f16"
+    states.write_bytes(states.read_bytes()[:-10])
+    with pytest.raises(CorruptStoreError, match="truncated"):
+        TokenStore(store.path).token_states(["d1"])
+
+
+def test_bad_metadata_is_a_clear_error(store):
+    (store.path / "pt_meta.json").write_text("{not json")
+    with pytest.raises(CorruptStoreError, match="pt_meta.json"):
+        len(TokenStore(store.path))
+
+
+def test_foreign_artifact_refused(store):
+    meta = json.loads((store.path / "pt_meta.json").read_text())
+    (store.path / "pt_meta.json").write_text(json.dumps({**meta, "type": "dense_index"}))
+    with pytest.raises(CorruptStoreError, match="dense_index"):
+        len(TokenStore(store.path))
+
+
+def test_no_store_yet(tmp_path):
+    with pytest.raises(FileNotFoundError, match="indexer"):
+        len(TokenStore(tmp_path / "none"))
+
+
+def test_one_pass_fills_flex_index(tmp_path, tiny_encoder, monkeypatch):
+    from pyterrier_dr import FlexIndex
+
+    calls = []
+    original = type(tiny_encoder).encode
+
+    def counting_encode(self, texts, **kw):
+        calls.append(len(texts))
+        return original(self, texts, **kw)
+
+    monkeypatch.setattr(type(tiny_encoder), "encode", counting_encode)
+    flex = FlexIndex(str(tmp_path / "docs.flex"), verbose=False)
+    TokenStore(tmp_path / "docs.tokens").indexer(tiny_encoder, flex_index=flex, verbose=False).index(DOCS)
+    assert sum(calls) == len(DOCS)  # one encoder forward per document serves both
+    monkeypatch.undo()
+    vecs = tiny_encoder.encode([d["text"] for d in DOCS]).pooled.numpy()
+    stored_docnos, stored_vecs, _ = flex.payload()
+    assert list(stored_docnos) == [d["docno"] for d in DOCS]
+    np.testing.assert_allclose(np.asarray(stored_vecs), vecs, atol=1e-5)
+    res = (tiny_encoder >> flex.retriever(num_results=2))(pd.DataFrame({"qid": ["q"], "query": ["dog"]}))
+    assert len(res) == 2
