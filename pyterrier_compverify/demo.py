@@ -59,7 +59,9 @@ def near_miss_view(run: pd.DataFrame, collection: DemoCollection) -> pd.DataFram
         if len(relevant):
             rank = int(relevant["rank"].iloc[0])
             above = res[res["kind"].isin(NEAR_MISS_KINDS) & (res["rank"] < rank)]
-            rows.append({"qid": qid, "relevant at": str(rank + 1), "near-misses above": ", ".join(above["kind"]) or "-"})
+            rows.append(
+                {"qid": qid, "relevant at": str(rank + 1), "near-misses above": ", ".join(above["kind"]) or "-"}
+            )
         else:
             rows.append({"qid": qid, "relevant at": "not retrieved", "near-misses above": "-"})
     return pd.DataFrame(rows)
@@ -79,8 +81,10 @@ def run_demo(
     systems = {name: systems[name] for name in ("BM25", "Dense", "Dense >> MaxSim@100")}
     topics, qrels = collection.topics(), collection.qrels()
     experiment = pt.Experiment(list(systems.values()), topics, qrels, MEASURES[:4], names=list(systems), round=3)
-    print(f"Demo collection: {len(topics)} queries, {len(DEMO_DOCS)} documents "
-          f"(each query: 1 relevant + 2-3 near-misses: negated, role/modifier-swapped, spatially flipped), in {folder}")
+    print(
+        f"Demo collection: {len(topics)} queries, {len(DEMO_DOCS)} documents "
+        f"(each query: 1 relevant + 2-3 near-misses: negated, role/modifier-swapped, spatially flipped), in {folder}"
+    )
     print()
     print(experiment.to_markdown(index=False))
     tables = {"experiment": experiment}

@@ -121,7 +121,12 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
 
     def describe(self) -> dict:
         """What a TokenStore or a trained head records about the encoder it was built with."""
-        return {"name": self.model_name, "fingerprint": self.fingerprint, "max_length": self.max_length, "dim": self.dim}
+        return {
+            "name": self.model_name,
+            "fingerprint": self.fingerprint,
+            "max_length": self.max_length,
+            "dim": self.dim,
+        }
 
     def token_lengths(self, texts: Sequence[str]) -> np.ndarray:
         """Number of tokens (special tokens included, after truncation to max_length) of each text."""

@@ -155,9 +155,8 @@ class TokenStore(pt.Artifact):
     def _building(self, overwrite: bool) -> Iterator[Path]:
         """A temporary folder beside the store, renamed into place only when the build succeeds."""
         path = Path(self.path)
-        if path.exists():
-            if not overwrite:
-                raise FileExistsError(f"{path} already exists; pass overwrite=True to rebuild it")
+        if path.exists() and not overwrite:
+            raise FileExistsError(f"{path} already exists; pass overwrite=True to rebuild it")
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.building-", dir=path.parent))
         try:

@@ -11,8 +11,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 WORDS = (
-    "a the dog cat chases chased is not no never on under left right above below of in and big small red blue "
-    "man woman greeted tall short text long query document hello world science cell cells protein gene"
+    "a the dog cat chases chased is not no never on under left right above below of in and big small red "
+    "blue man woman greeted tall short text long query document hello world science cell cells protein gene"
 ).split()
 CHINESE = list("中文本图片显示猫狗")
 
@@ -37,8 +37,12 @@ def tiny_model_dir(tmp_path_factory) -> str:
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, *CHINESE, ",", ".", "?", "'"]
     tokenizer = BertTokenizerFast(vocab={w: i for i, w in enumerate(vocab)}, do_lower_case=True)
     config = BertConfig(
-        vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=64,
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
     )
     BertModel(config).save_pretrained(folder / "hf")
     tokenizer.save_pretrained(folder / "hf")

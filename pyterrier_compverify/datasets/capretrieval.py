@@ -128,6 +128,4 @@ def register() -> None:
     for lang in LANGS:
         name = f"compverify/capretrieval/{lang}"
         if name not in ir_datasets.registry:
-            ir_datasets.registry.register(
-                name, ir_datasets.Dataset(_Docs(lang), _Queries(lang), _Qrels(lang))
-            )
+            ir_datasets.registry.register(name, ir_datasets.Dataset(_Docs(lang), _Queries(lang), _Qrels(lang)))

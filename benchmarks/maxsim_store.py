@@ -1,0 +1,113 @@
+"""Benchmark: MaxSim reranking of the dense top-100 on SciFact, from a TokenStore vs encoding candidate texts,
+and TokenEncoder.encode throughput vs SentenceTransformer.encode on the same texts. One run, ratios inside it.
+
+    COMPVERIFY_DATA=/path/to/data python benchmarks/maxsim_store.py [--text-queries 10]
+
+Writes benchmarks/results/maxsim_store.{md,json}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+import pyterrier_compverify as cv
+from pyterrier_compverify.datasets import load_collection
+from pyterrier_compverify.evaluate import DEFAULT_INDEX_DIR, build_indices
+
+
+def timed(fn, repeat: int = 1):
+    """Best wall time of ``repeat`` calls (seconds) and the last result."""
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", default="irds:beir/scifact/test")
+    parser.add_argument("--depth", type=int, default=100)
+    parser.add_argument("--text-queries", type=int, default=10, help="queries scored from text (slow path)")
+    parser.add_argument("--encode-docs", type=int, default=512, help="documents for the throughput comparison")
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "maxsim_store"))
+    args = parser.parse_args()
+    cv.setup_local_data()
+
+    collection = load_collection(args.dataset)
+    encoder = cv.TokenEncoder(device="cpu")
+    indices = build_indices(collection, encoder, DEFAULT_INDEX_DIR)
+    indices.flex.verbose = False
+    topics = collection.topics()
+    dense = encoder.query_encoder() >> indices.flex.retriever(num_results=args.depth, drop_query_vec=True)
+    candidates = dense(topics)
+    texts = {d["docno"]: d["text"] for d in collection.corpus_iter()}
+    n_queries = topics["qid"].nunique()
+
+    from_store = cv.MaxSim(encoder, store=indices.store)
+    store_s, store_res = timed(lambda: from_store(candidates), repeat=3)
+
+    few = candidates[candidates["qid"].isin(topics["qid"].iloc[: args.text_queries])]
+    few = few.assign(text=few["docno"].map(texts))
+    from_text = cv.MaxSim(encoder)
+    text_s, text_res = timed(lambda: from_text(few))
+    store_few = from_store(few.drop(columns=["text"]))
+    same_ranking = bool(
+        (
+            text_res.sort_values(["qid", "docno"])["rank"].to_numpy()
+            == store_few.sort_values(["qid", "docno"])["rank"].to_numpy()
+        ).all()
+    )
+    max_score_diff = float(
+        (
+            text_res.sort_values(["qid", "docno"])["score"].to_numpy()
+            - store_few.sort_values(["qid", "docno"])["score"].to_numpy()
+        )
+        .__abs__()
+        .max()
+    )
+
+    sample = list(texts.values())[: args.encode_docs]
+    n_tokens = int(encoder.token_lengths(sample).sum())
+    ours_s, _ = timed(lambda: encoder.encode(sample))
+    st_s, _ = timed(lambda: encoder.model.encode(sample, batch_size=encoder.batch_size))
+
+    store_ms = 1000 * store_s / n_queries
+    text_ms = 1000 * text_s / args.text_queries
+    result = {
+        "command": "python " + " ".join(sys.argv),
+        "machine": f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads",
+        "dataset": args.dataset,
+        "depth": args.depth,
+        "maxsim_from_store_ms_per_query": round(store_ms, 2),
+        "maxsim_from_text_ms_per_query": round(text_ms, 1),
+        "speedup_store_vs_text": round(text_ms / store_ms, 1),
+        "store_queries": n_queries,
+        "text_queries": args.text_queries,
+        "same_ranking_store_vs_text": same_ranking,
+        "max_abs_score_diff_store_vs_text": round(max_score_diff, 5),
+        "encode_docs": len(sample),
+        "encode_tokens": n_tokens,
+        "token_encoder_tokens_per_s": round(n_tokens / ours_s),
+        "sentence_transformers_tokens_per_s": round(n_tokens / st_s),
+        "token_encoder_vs_st_throughput": round(st_s / ours_s, 3),
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
+    lines = ["# MaxSim from a TokenStore vs from text; encoding throughput", "", f"Command: `{result['command']}`", ""]
+    lines += ["| measurement | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in result.items() if k != "command"]
+    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

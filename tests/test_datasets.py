@@ -1,0 +1,57 @@
+import pyterrier as pt
+import pytest
+
+import pyterrier_compverify as cv
+from pyterrier_compverify.datasets import capretrieval, load_collection
+from pyterrier_compverify.evaluate import strip_punctuation
+
+
+def test_setup_local_data_errors(tmp_path, monkeypatch):
+    monkeypatch.delenv("COMPVERIFY_DATA", raising=False)
+    monkeypatch.setattr("pyterrier_compverify.datasets.local._data_dir", None)
+    with pytest.raises(ValueError, match="COMPVERIFY_DATA"):
+        cv.setup_local_data()
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        cv.setup_local_data(tmp_path / "absent")
+
+
+def test_collection_names():
+    assert load_collection("irds:beir/scifact/test").name == "beir-scifact-test"
+    c = load_collection("compverify/capretrieval/en")
+    assert c.dataset_id == "irds:compverify/capretrieval/en" and c.lowercase
+
+
+def test_strip_punctuation_keeps_words_and_non_latin():
+    assert strip_punctuation("0-dimensional biomaterials?") == "0 dimensional biomaterials"
+    assert strip_punctuation("猫, 狗") == "猫 狗"
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_capretrieval_through_pyterrier(data_dir, lang):
+    ds = pt.get_dataset(f"irds:compverify/capretrieval/{lang}")
+    topics, qrels = ds.get_topics(), ds.get_qrels()
+    assert len(topics) == 377  # 404 minus the 27 without positives
+    assert set(qrels["label"]) == {1, 2} and set(qrels["qid"]) == set(topics["qid"])
+    assert sum(1 for _ in ds.get_corpus_iter(verbose=False)) == 3024
+
+
+@pytest.mark.integration
+def test_capretrieval_query_types(data_dir):
+    types = capretrieval.query_types()
+    assert len(types) == 377
+    counts = {t: list(types.values()).count(t) for t in set(types.values())}
+    assert counts["singleton_object"] > 100 and counts["conjunction"] == 21  # "+" matched to spaces
+    assert counts.get("unknown", 0) <= 1
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("dataset_id", "n_topics", "n_docs"),
+    [("irds:beir/scifact/test", 300, 5183), ("irds:cranfield", 225, 1400), ("vaswani", 93, 11429)],
+)
+def test_local_collections_load(data_dir, dataset_id, n_topics, n_docs):
+    c = load_collection(dataset_id)
+    assert len(c.topics()) == n_topics
+    assert (c.qrels()["label"] >= 0).all()
+    assert sum(1 for _ in c.corpus_iter()) == n_docs

@@ -1,0 +1,72 @@
+"""With the real all-MiniLM-L6-v2 and the local data folder."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+import pyterrier_compverify as cv
+from pyterrier_compverify.datasets import load_collection
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def scifact_docs(data_dir):
+    docs = load_collection("irds:beir/scifact/test").corpus_iter()
+    return [next(docs) for _ in range(60)]
+
+
+def test_pooled_vectors_match_sentence_transformers(minilm, scifact_docs):
+    from sentence_transformers import SentenceTransformer
+
+    from pyterrier_compverify.encoder import resolve_model_path
+
+    texts = [d["text"] for d in scifact_docs] + ["", "图片中显示了一只猫", "a dog " * 300]
+    reference = SentenceTransformer(resolve_model_path(cv.DEFAULT_MODEL), device="cpu")
+    reference.max_seq_length = 128
+    expected = reference.encode(texts, convert_to_tensor=True, batch_size=7)
+    got = minilm.encode(texts, batch_size=16).pooled
+    assert torch.nn.functional.cosine_similarity(got, expected).min().item() >= 0.9999
+
+
+def test_maxsim_store_equals_text_on_real_data(minilm, scifact_docs, tmp_path):
+    store = cv.TokenStore(tmp_path / "scifact60.tokens").indexer(minilm, verbose=False).index(scifact_docs)
+    queries = ["cerebral white matter in newborns", "vitamin D and bone density", "protein folding"]
+    frame = pd.DataFrame(
+        [
+            {"qid": str(i), "query": q, "docno": d["docno"], "text": d["text"]}
+            for i, q in enumerate(queries)
+            for d in scifact_docs
+        ]
+    )
+    a = cv.MaxSim(minilm)(frame).sort_values(["qid", "docno"])
+    b = cv.MaxSim(minilm, store=store)(frame.drop(columns=["text"])).sort_values(["qid", "docno"])
+    np.testing.assert_allclose(a["score"], b["score"], atol=2e-3)
+    for qid in a["qid"].unique():  # same top 10, in the same order
+        top_a = a[a.qid == qid].sort_values("rank")["docno"].head(10).tolist()
+        top_b = b[b.qid == qid].sort_values("rank")["docno"].head(10).tolist()
+        assert top_a == top_b
+
+
+def test_demo_runs_and_dense_matches_plain_sentence_transformers(tmp_path, capsys):
+    from pyterrier_compverify.demo import DemoCollection, run_demo
+    from pyterrier_compverify.evaluate import MEASURES, build_indices, plain_dense_run, standard_pipelines
+
+    tables = run_demo(folder=str(tmp_path), device="cpu")
+    printed = capsys.readouterr().out
+    assert "Dense >> MaxSim@100" in printed and "near-misses" in printed
+    exp = tables["experiment"]
+    assert list(exp["name"]) == ["BM25", "Dense", "Dense >> MaxSim@100"]
+    assert ((exp["nDCG@10"] >= 0) & (exp["nDCG@10"] <= 1)).all()
+    assert len(tables["Dense"]) == 12
+
+    import pyterrier as pt
+
+    collection = DemoCollection(tmp_path / "collection")
+    encoder = cv.TokenEncoder(device="cpu")
+    indices = build_indices(collection, encoder, tmp_path / "indices", verbose=False)
+    dense = standard_pipelines(indices, encoder)["Dense"]
+    topics, qrels = collection.topics(), collection.qrels()
+    res = pt.Experiment([dense, plain_dense_run(collection, encoder, topics)], topics, qrels, MEASURES)
+    assert abs(res["nDCG@10"][0] - res["nDCG@10"][1]) < 1e-6
