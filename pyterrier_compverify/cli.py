@@ -33,6 +33,14 @@ def main(argv: list[str] | None = None) -> None:
     ev.add_argument("--baseline", default="Dense", help="system name for significance tests")
     ev.add_argument("--reference", action="store_true", help="add a plain SentenceTransformer.encode run")
 
+    nm = sub.add_parser("nearmiss", help="near-miss table (win rate, AUC, mean similarity) per category")
+    _common(nm)
+    nm.add_argument("--source", default="all", choices=["all", "sugarcrepe", "condaqa"])
+    nm.add_argument("--scorers", default="pooled,maxsim", help="comma-separated: pooled, maxsim")
+    nm.add_argument("--max-length", type=int, default=128)
+    nm.add_argument("--limit", type=int, default=None, help="first N triplets per category (quick runs)")
+    nm.add_argument("--out", default="experiments/results/nearmiss-baselines", help="output stem (.md/.json)")
+
     args = parser.parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from .datasets import setup_local_data
@@ -59,6 +67,18 @@ def main(argv: list[str] | None = None) -> None:
             reference=args.reference,
         )
         print(results.to_markdown(index=False))
+    elif args.command == "nearmiss":
+        from .nearmiss_report import run_nearmiss
+
+        run_nearmiss(
+            source=args.source,
+            scorers=args.scorers.split(","),
+            model=args.model,
+            max_length=args.max_length,
+            device=args.device,
+            limit=args.limit,
+            out=args.out,
+        )
 
 
 if __name__ == "__main__":

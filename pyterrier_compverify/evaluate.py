@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
-import shlex
 import sys
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +17,7 @@ from ir_measures import RR, R, Success, nDCG
 
 from .encoder import DEFAULT_MODEL, TokenEncoder
 from .rerank import MaxSim
+from .results import write_table
 from .store import TokenStore
 
 MEASURES = [nDCG @ 10, RR @ 10, Success @ 1, Success @ 10, R @ 100]
@@ -162,39 +160,17 @@ def run_evaluation(
     )
     elapsed = time.time() - started
     if out_dir is not None:
-        write_results(results, Path(out_dir) / f"evaluate-{collection.name}", dataset_id, encoder, elapsed)
+        markdown = "\n".join(
+            [
+                summary_table(results, [str(m) for m in MEASURES]).to_markdown(index=False),
+                "",
+                "`*`: paired t-test p < 0.05 against the baseline (the row without p-values). All columns:",
+                "",
+                results.to_markdown(index=False),
+            ]
+        )
+        write_table(results, Path(out_dir) / f"evaluate-{collection.name}", dataset_id, encoder, elapsed, markdown)
     return results
-
-
-def write_results(results: pd.DataFrame, stem: Path, dataset_id: str, encoder: TokenEncoder, elapsed: float) -> None:
-    """Markdown and JSON tables, each with the command that made them."""
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    command = "compverify " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else ""
-    info = {
-        "dataset": dataset_id,
-        "command": command,
-        "encoder": encoder.describe(),
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "seconds": round(elapsed, 1),
-        "versions": {m: _version(m) for m in ("pyterrier", "pyterrier_dr", "pyterrier_pisa", "torch", "transformers")},
-    }
-    records = json.loads(results.to_json(orient="records"))
-    (stem.with_suffix(".json")).write_text(json.dumps({**info, "results": records}, indent=2) + "\n")
-    lines = [
-        f"# {dataset_id}",
-        "",
-        f"Command: `{command}`  ",
-        f"Encoder: {info['encoder']}  ",
-        f"Date: {info['date']}, {info['seconds']} s on {os.cpu_count()} CPU cores",
-        "",
-        summary_table(results, [str(m) for m in MEASURES]).to_markdown(index=False),
-        "",
-        "`*`: paired t-test p < 0.05 against the baseline (the row without p-values). All columns:",
-        "",
-        results.to_markdown(index=False),
-        "",
-    ]
-    stem.with_suffix(".md").write_text("\n".join(lines))
 
 
 def summary_table(results: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
@@ -205,13 +181,6 @@ def summary_table(results: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
         marks = ["*" if p is not None and pv < 0.05 else "" for pv in (p if p is not None else [None] * len(results))]
         table[m] = [f"{v:.4f}{mark}" for v, mark in zip(results[m], marks)]
     return table
-
-
-def _version(module: str) -> str:
-    try:
-        return __import__(module).__version__
-    except (ImportError, AttributeError):
-        return "?"
 
 
 __all__ = ["MEASURES", "build_indices", "plain_dense_run", "run_evaluation", "standard_pipelines"]

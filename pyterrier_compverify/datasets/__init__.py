@@ -1,10 +1,11 @@
 """Dataset access: local data folders, CapRetrieval ids, and uniform collection loading."""
 
-from . import capretrieval
+from . import capretrieval, nearmiss
 from .collection import Collection, load_collection
 from .local import DATA_ENV, data_dir, setup_from_environment, setup_local_data
 
 capretrieval.register()
+nearmiss.register()
 setup_from_environment()
 
-__all__ = ["DATA_ENV", "Collection", "capretrieval", "data_dir", "load_collection", "setup_local_data"]
+__all__ = ["DATA_ENV", "Collection", "capretrieval", "nearmiss", "data_dir", "load_collection", "setup_local_data"]

@@ -8,15 +8,13 @@ the paper's protocol (``compverify evaluate`` does).
 from __future__ import annotations
 
 import json
-import os
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import ir_datasets
 from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, GenericDoc, GenericQuery, TrecQrel
 
-from .local import data_dir
+from . import local
 
 UPSTREAM = "https://raw.githubusercontent.com/lxucs/CapRetrieval/main/dataset/{folder}/{file}"
 _FOLDERS = {"zh": "CapRetrieval", "en": "CapRetrievalEn"}
@@ -24,25 +22,8 @@ LANGS = tuple(_FOLDERS)
 
 
 def source_file(lang: str, name: str) -> Path:
-    """Local path of one CapRetrieval file: the local data folder if it has it, else a download in the
-    ir_datasets home (fetched once from the public lxucs/CapRetrieval repository)."""
-    local = data_dir()
-    if local is not None and (local / "capretrieval" / lang / name).exists():
-        return local / "capretrieval" / lang / name
-    cached = ir_datasets.util.home_path() / "compverify" / "capretrieval" / lang / name
-    if not cached.exists():
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        url = UPSTREAM.format(folder=_FOLDERS[lang], file=name)
-        tmp = cached.with_suffix(cached.suffix + ".tmp")
-        try:
-            urllib.request.urlretrieve(url, tmp)
-        except OSError as e:
-            raise OSError(
-                f"cannot download {url} ({e}); without a network, point compverify at a local copy with "
-                "cv.setup_local_data(path) or the COMPVERIFY_DATA variable"
-            ) from e
-        os.replace(tmp, cached)
-    return cached
+    """Local path of one CapRetrieval file (local data folder, else downloaded from lxucs/CapRetrieval)."""
+    return local.source_file(f"capretrieval/{lang}/{name}", UPSTREAM.format(folder=_FOLDERS[lang], file=name))
 
 
 def _jsonl(path: Path) -> Iterator[dict]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import urllib.request
 from pathlib import Path
 
 DATA_ENV = "COMPVERIFY_DATA"
@@ -76,6 +77,29 @@ def setup_local_data(path: str | os.PathLike | None = None, *, verbose: bool = F
     if verbose:
         print(f"compverify: using local data in {path} ({len(placed)} source files newly linked)")
     return path
+
+
+def source_file(relative: str, url: str) -> Path:
+    """A source file of a dataset this package registers: ``<data folder>/<relative>`` when the local data folder
+    has it, else a copy in the ir_datasets home, downloaded once from ``url`` (atomically)."""
+    local = data_dir()
+    if local is not None and (local / relative).exists():
+        return local / relative
+    import ir_datasets
+
+    cached = ir_datasets.util.home_path() / "compverify" / relative
+    if not cached.exists():
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_name(cached.name + ".tmp")
+        try:
+            urllib.request.urlretrieve(url, tmp)
+        except OSError as e:
+            raise OSError(
+                f"cannot download {url} ({e}); without a network, point compverify at a local copy with "
+                f"cv.setup_local_data(path) or the {DATA_ENV} variable (it should hold {relative})"
+            ) from e
+        os.replace(tmp, cached)
+    return cached
 
 
 def setup_from_environment() -> None:
