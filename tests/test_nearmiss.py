@@ -1,0 +1,93 @@
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+import pytest
+
+from pyterrier_compverify import MaxSim
+from pyterrier_compverify.datasets import nearmiss
+from pyterrier_compverify.measures import (
+    b_lower_share,
+    near_miss_win,
+    nearmiss_scores,
+    nearmiss_table,
+    roc_auc,
+    score_pairs,
+    win_rate,
+)
+
+TRIPLETS = pd.DataFrame(
+    {
+        "id": ["t1", "t2", "t3"],
+        "source": ["toy"] * 3,
+        "category": ["binding", "binding", "negation"],
+        "kind": ["binding", "binding", "negation"],
+        "anchor": ["the tall man greeted the short woman", "a red cat", "the dog is on the mat"],
+        "positive": ["a tall man said hello to a short woman", "a cat that is red", "a dog on the mat"],
+        "near_miss": ["the short man greeted the tall woman", "a blue cat", "the dog is not on the mat"],
+    }
+)
+
+
+def test_auc_and_win_rate_edge_cases():
+    assert roc_auc(np.array([1.0, 2.0]), np.array([0.0, 0.5])) == 1.0
+    assert roc_auc(np.array([0.0]), np.array([1.0])) == 0.0
+    assert roc_auc(np.array([0.5, 0.5]), np.array([0.5])) == 0.5
+    assert win_rate(np.array([0.3]), np.array([0.3])) == 0.5
+    assert b_lower_share(np.array([0.5]), np.array([0.489])) == 1.0
+
+
+def test_score_pairs_keeps_input_order(tiny_encoder):
+    scorer = MaxSim(tiny_encoder)
+    queries = ["a dog", "a cat", "a dog"]
+    texts = ["the cat", "the dog", "the dog"]
+    together = score_pairs(scorer, queries, texts)
+    alone = [score_pairs(scorer, [q], [t])[0] for q, t in zip(queries, texts)]
+    np.testing.assert_allclose(together, alone, atol=1e-5)
+
+
+def test_nearmiss_table_columns_and_ranges(tiny_encoder):
+    table = nearmiss_table({"maxsim": MaxSim(tiny_encoder), "pooled": tiny_encoder.text_scorer()}, TRIPLETS)
+    assert list(table["category"]) == ["binding", "negation"] * 2
+    assert list(table["n"]) == [2, 1, 2, 1]
+    assert table["win_rate"].between(0, 1).all() and table["auc"].between(0, 1).all()
+    scored = nearmiss_scores(MaxSim(tiny_encoder), TRIPLETS)
+    expected = scored[scored.category == "binding"]["s_neg"].mean()
+    assert table.iloc[0]["mean_nearmiss_sim"] == pytest.approx(expected)
+
+
+def test_retrieval_task_and_near_miss_measure(tiny_encoder):
+    docs, topics, qrels, near = nearmiss.retrieval_task(TRIPLETS)
+    assert len(docs) == 6 and len(topics) == 3 and set(qrels["label"]) == {1}
+    assert near["t3"] == nearmiss.text_docno("the dog is not on the mat")
+    measure = near_miss_win(near)
+    # a run that puts each near-miss first scores 0, the reverse scores 1
+    qrel_doc = dict(zip(qrels.qid, qrels.docno))
+    bad = pd.DataFrame(
+        [(q, near[q], 2.0) for q in near] + [(q, qrel_doc[q], 1.0) for q in near], columns=["qid", "docno", "score"]
+    )
+    good = bad.assign(score=lambda f: np.where(f["score"] == 2.0, 1.0, 2.0))
+    res = pt.Experiment([bad, good], topics, qrels, [measure], names=["bad", "good"])
+    assert list(res["NearMissWin"]) == [0.0, 1.0]
+
+
+@pytest.mark.integration
+def test_real_triplets(data_dir):
+    sc = nearmiss.sugarcrepe_triplets()
+    assert set(sc["category"]) == set(nearmiss.SUGARCREPE_CATEGORIES)
+    assert (sc["anchor"] != sc["positive"]).all() and (sc["anchor"] != sc["near_miss"]).all()
+    assert len(sc[sc.category == "swap_att"]) > 250
+    cq = nearmiss.condaqa_triplets()
+    assert set(cq["category"]) == {"affirmative", "scope"} and len(cq) > 200
+    ds = pt.get_dataset("irds:compverify/nearmiss/condaqa")
+    assert len(ds.get_topics()) == len(cq)
+
+
+@pytest.mark.integration
+def test_pooled_and_maxsim_on_a_fixed_subset(data_dir, minilm):
+    """Reproduces the committed baseline's direction on 30 triplets per category: MiniLM pooled cosine nearly
+    never prefers another caption of the same image over a swapped-attribute caption."""
+    triplets = nearmiss.sugarcrepe_triplets(("swap_att",)).head(30)
+    table = nearmiss_table({"pooled": minilm.text_scorer(), "maxsim": MaxSim(minilm)}, triplets).set_index("scorer")
+    assert table.loc["pooled", "win_rate"] <= 0.1
+    assert table.loc["maxsim", "win_rate"] <= 0.1
+    assert table.loc["pooled", "mean_nearmiss_sim"] > table.loc["pooled", "mean_positive_sim"]
