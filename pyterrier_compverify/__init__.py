@@ -2,12 +2,29 @@
 
 from .datasets import setup_local_data
 from .encoder import DEFAULT_MODEL, EncodedTexts, TokenEncoder
-from .heads import MaxSimHead, maxsim
-from .rerank import MaxSim, TokenReranker
+from .heads import MapCNNHead, MapTransformerHead, MaxSimHead, maxsim
+from .rerank import (
+    BagOfSimilarities,
+    MapCNN,
+    MapVerifier,
+    MaxSim,
+    PooledCosine,
+    SoftAlign,
+    TokenReranker,
+)
 from .store import CorruptStoreError, TokenStore
+from .verifier import Verifier
 
 __version__ = "0.1.0"
 __all__ = [
+    "BagOfSimilarities",
+    "MapCNN",
+    "MapCNNHead",
+    "MapTransformerHead",
+    "MapVerifier",
+    "PooledCosine",
+    "SoftAlign",
+    "Verifier",
     "DEFAULT_MODEL",
     "CorruptStoreError",
     "EncodedTexts",

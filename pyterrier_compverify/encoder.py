@@ -119,6 +119,10 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
             digest.update(tensor.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
         return digest.hexdigest()[:16]
 
+    def weights_changed(self) -> None:
+        """Call after training the model in place: the fingerprint is computed afresh on next use."""
+        self.__dict__.pop("fingerprint", None)
+
     def describe(self) -> dict:
         """What a TokenStore or a trained head records about the encoder it was built with."""
         return {

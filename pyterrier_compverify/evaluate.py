@@ -162,7 +162,7 @@ def run_evaluation(
     if out_dir is not None:
         markdown = "\n".join(
             [
-                summary_table(results, [str(m) for m in MEASURES]).to_markdown(index=False),
+                summary_table(results, [str(m) for m in MEASURES]).to_markdown(index=False, disable_numparse=True),
                 "",
                 "`*`: paired t-test p < 0.05 against the baseline (the row without p-values). All columns:",
                 "",

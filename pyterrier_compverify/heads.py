@@ -1,9 +1,19 @@
-"""Scoring heads over masked token-token similarity maps (see PAPERS.md, the verifier family)."""
+"""Scoring heads over masked token-token similarity maps (PAPERS.md, the verifier family).
+
+Every head maps ``sim`` (B, m, n), ``query_mask`` (B, m) or (m,) and ``cand_mask`` (B, n) to (B,) scores.
+Cells outside either mask are ignored, so scores do not depend on how much padding a batch carries.
+"""
 
 from __future__ import annotations
 
 import torch
 from torch import nn
+
+from .simmap import map_features, patch_grid
+
+
+def _batch_mask(query_mask: torch.Tensor, batch: int) -> torch.Tensor:
+    return query_mask.unsqueeze(0).expand(batch, -1) if query_mask.dim() == 1 else query_mask
 
 
 def maxsim(sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor:
@@ -12,27 +22,143 @@ def maxsim(sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor)
     Padded candidate cells are set to -inf before the max (never multiplied by zero), so a query token whose
     similarities are all negative keeps its true (negative) maximum.
 
-    Args:
-        sim: (B, m, n) similarity map.
-        query_mask: (B, m) or (m,) booleans; cand_mask: (B, n) booleans.
-
-    Returns:
-        (B,) scores.
-
     >>> sim = torch.tensor([[[-0.5, -0.2, 0.0], [0.3, -0.1, 0.0]]])
     >>> round(maxsim(sim, torch.tensor([True, True]), torch.tensor([[True, True, False]])).item(), 6)  # (-0.2+0.3)/2
     0.05
     """
-    if query_mask.dim() == 1:
-        query_mask = query_mask.unsqueeze(0).expand(sim.shape[0], -1)
+    query_mask = _batch_mask(query_mask, sim.shape[0])
     best = sim.masked_fill(~cand_mask[:, None, :], float("-inf")).amax(dim=-1)
     best = best.masked_fill(~query_mask, 0.0)
     return best.sum(dim=-1) / query_mask.sum(dim=-1).clamp(min=1)
 
 
-class MaxSimHead(nn.Module):
-    """F1 MaxSim as a module with no weights, so it slots in wherever a learned head does."""
+def bag_of_similarities(sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor:
+    """F0: mean of the map over valid (query, candidate) pairs.
+
+    >>> sim = torch.tensor([[[0.2, 0.4, 9.0]]])
+    >>> round(bag_of_similarities(sim, torch.tensor([True]), torch.tensor([[True, True, False]])).item(), 6)
+    0.3
+    """
+    query_mask = _batch_mask(query_mask, sim.shape[0])
+    valid = query_mask[:, :, None] & cand_mask[:, None, :]
+    return (sim * valid).sum(dim=(1, 2)) / valid.sum(dim=(1, 2)).clamp(min=1)
+
+
+def soft_align(
+    sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor, *, lam: float = 0.1, tau: float = 0.1
+) -> torch.Tensor:
+    """F2 soft alignment: A = row-softmax((M - lam*|i-j|) / tau) over valid j; score = mean_i sum_j A*M.
+
+    >>> sim = torch.tensor([[[1.0, 0.0]]])  # one query token, two candidate tokens
+    >>> round(soft_align(sim, torch.tensor([True]), torch.tensor([[True, True]])).item(), 4)  # e^10/(e^10+e^-1)
+    1.0
+    """
+    query_mask = _batch_mask(query_mask, sim.shape[0])
+    m, n = sim.shape[1:]
+    distance = (torch.arange(m, device=sim.device)[:, None] - torch.arange(n, device=sim.device)[None, :]).abs()
+    logits = ((sim - lam * distance) / tau).masked_fill(~cand_mask[:, None, :], float("-inf"))
+    aligned = (torch.softmax(logits, dim=-1) * sim).sum(dim=-1)
+    aligned = aligned.masked_fill(~query_mask, 0.0)
+    return aligned.sum(dim=-1) / query_mask.sum(dim=-1).clamp(min=1)
+
+
+def pooled_cosine(
+    query: torch.Tensor, query_mask: torch.Tensor, cand: torch.Tensor, cand_mask: torch.Tensor
+) -> torch.Tensor:
+    """Pooled: cosine of the masked means of the token states. query (B, m, d) or (m, d); cand (B, n, d)."""
+    if query.dim() == 2:
+        query, query_mask = query.unsqueeze(0), query_mask.unsqueeze(0)
+    q = (query * query_mask[..., None]).sum(1) / query_mask.sum(1, keepdim=True).clamp(min=1)
+    c = (cand * cand_mask[..., None]).sum(1) / cand_mask.sum(1, keepdim=True).clamp(min=1)
+    return torch.nn.functional.cosine_similarity(q, c, dim=-1)
+
+
+class FixedHead(nn.Module):
+    """A weight-free head (F0, F1, F2) as a module, so it slots in wherever a learned head does."""
+
+    def __init__(self, fn, name: str):
+        super().__init__()
+        self.fn, self.name = fn, name
 
     def forward(self, sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor:
-        """(B, m, n) map and masks -> (B,) scores."""
-        return maxsim(sim, query_mask, cand_mask)
+        return self.fn(sim, query_mask, cand_mask)
+
+    def extra_repr(self) -> str:
+        return self.name
+
+
+def MaxSimHead() -> FixedHead:  # noqa: N802 (a factory that reads like a class)
+    return FixedHead(maxsim, "F1 MaxSim")
+
+
+class MapCNNHead(nn.Module):
+    """F3: phi(M) (3 channels) -> [conv3x3 + BN + ReLU + maxpool2] x 2 (3->128->256) -> masked global average
+    pool -> MLP -> tanh. (B, m, n) map -> (B,) scores in [-1, 1]."""
+
+    def __init__(self, channels: tuple[int, int] = (128, 256), hidden: int = 64):
+        super().__init__()
+        c1, c2 = channels
+        self.block1 = nn.Sequential(nn.Conv2d(3, c1, 3, padding=1), nn.BatchNorm2d(c1), nn.ReLU())
+        self.block2 = nn.Sequential(nn.Conv2d(c1, c2, 3, padding=1), nn.BatchNorm2d(c2), nn.ReLU())
+        self.pool = nn.MaxPool2d(2, ceil_mode=True)
+        self.mlp = nn.Sequential(nn.Linear(c2, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+
+    def forward(self, sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor:
+        query_mask = _batch_mask(query_mask, sim.shape[0])
+        x, valid = map_features(sim, query_mask, cand_mask)  # (B, 3, m, n), (B, m, n)
+        valid = valid[:, None].float()
+        x = self.pool(self.block1(x) * valid)
+        valid = self.pool(valid)
+        x = self.pool(self.block2(x) * valid)
+        valid = self.pool(valid)
+        pooled = (x * valid).sum(dim=(2, 3)) / valid.sum(dim=(2, 3)).clamp(min=1)
+        return torch.tanh(self.mlp(pooled)).squeeze(-1)
+
+
+class MapTransformerHead(nn.Module):
+    """F4: phi(M) cut into patch x patch tiles on the grid of the actual lengths (ceil(m/p) x ceil(n/p), not a
+    fixed 128 x 128), a linear patch embedding to ``dim``, a learned [CLS] and factorised row/column positions,
+    pre-norm Transformer layer(s) with tiles holding no valid pair masked out, an MLP on [CLS], tanh.
+    (B, m, n) map -> (B,) scores in [-1, 1]."""
+
+    def __init__(
+        self, dim: int = 384, *, patch: int = 8, layers: int = 1, heads: int = 1, ff: int = 32, max_grid: int = 64
+    ):
+        super().__init__()
+        self.patch = patch
+        self.embed = nn.Linear(3 * patch * patch, dim)
+        self.cls = nn.Parameter(torch.zeros(1, 1, dim))
+        self.row_pos = nn.Embedding(max_grid, dim)
+        self.col_pos = nn.Embedding(max_grid, dim)
+        layer = nn.TransformerEncoderLayer(dim, heads, ff, dropout=0.0, batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, dim // 4), nn.GELU(), nn.Linear(dim // 4, 1))
+        nn.init.normal_(self.cls, std=0.02)
+
+    def forward(self, sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor:
+        query_mask = _batch_mask(query_mask, sim.shape[0])
+        x, valid = map_features(sim, query_mask, cand_mask)
+        tiles, tile_valid, (rows, cols) = patch_grid(x, valid, self.patch)  # (B, T, 3*p*p), (B, T)
+        if rows > self.row_pos.num_embeddings or cols > self.col_pos.num_embeddings:
+            raise ValueError(f"map of {rows}x{cols} tiles exceeds max_grid={self.row_pos.num_embeddings}")
+        grid_r = torch.arange(rows, device=sim.device).repeat_interleave(cols)
+        grid_c = torch.arange(cols, device=sim.device).repeat(rows)
+        h = self.embed(tiles) + self.row_pos(grid_r) + self.col_pos(grid_c)
+        h = torch.cat([self.cls.expand(h.shape[0], -1, -1), h], dim=1)
+        keep = torch.cat([torch.ones_like(tile_valid[:, :1]), tile_valid], dim=1)
+        h = self.encoder(h, src_key_padding_mask=~keep)
+        return torch.tanh(self.mlp(self.norm(h[:, 0]))).squeeze(-1)
+
+
+HEADS = {"F3": MapCNNHead, "F4": MapTransformerHead}
+
+
+def build_head(name: str, **config) -> nn.Module:
+    """A learned head by name (``F3`` map CNN, ``F4`` map Transformer); ``config`` goes to its constructor
+    (F4 takes ``dim``, the encoder width; F3 ignores it)."""
+    if name not in HEADS:
+        raise ValueError(f"unknown head {name!r}; choose from {sorted(HEADS)}")
+    if name == "F3":
+        config = {k: v for k, v in config.items() if k != "dim"}
+    return HEADS[name](**config)

@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from .encoder import TokenEncoder, check_texts
-from .heads import MaxSimHead
+from .heads import FixedHead, MaxSimHead, bag_of_similarities, pooled_cosine, soft_align
 from .simmap import pad_token_states, similarity_map
 from .store import TokenStore
 
@@ -47,6 +47,12 @@ class TokenReranker(pt.Transformer):
     def build_head(self) -> nn.Module:
         raise NotImplementedError
 
+    def score(
+        self, query: torch.Tensor, query_mask: torch.Tensor, cand: torch.Tensor, cand_mask: torch.Tensor
+    ) -> torch.Tensor:
+        """query (m, d) + mask (m,), candidates (B, n, d) + mask (B, n) -> (B,) scores through the head."""
+        return self.head(similarity_map(query, cand), query_mask, cand_mask)
+
     def __repr__(self) -> str:
         store = f", store={self.store!r}" if self.store is not None else ""
         return f"{type(self).__name__}({self.encoder!r}{store})"
@@ -66,31 +72,30 @@ class TokenReranker(pt.Transformer):
         scores = np.empty(len(inp), dtype=np.float64)
         groups = inp.groupby("qid", sort=False).indices
         device = self.encoder.device
-        head = self.head.to(device).eval()
+        self.head.to(device).eval()
         for qid, rows in pt.tqdm(groups.items(), desc=repr(self), unit="query", disable=not self.verbose):
             query = query_states[qid].to(device)
             query_mask = torch.ones(query.shape[0], dtype=torch.bool, device=device)
             for start in range(0, len(rows), self.score_batch_size):
                 chunk = rows[start : start + self.score_batch_size]
-                cand, cand_mask = pad_token_states(doc_states(chunk))
+                cand, cand_mask = doc_states(chunk)
                 cand, cand_mask = cand.to(device), cand_mask.to(device)
                 with torch.inference_mode():
-                    sim = similarity_map(query, query_mask, cand, cand_mask)
-                    scores[chunk] = head(sim, query_mask, cand_mask).float().cpu().numpy()
+                    scores[chunk] = self.score(query, query_mask, cand, cand_mask).float().cpu().numpy()
         out["score"] = scores
         return pt.model.add_ranks(out)
 
     def _doc_states(self, inp: pd.DataFrame):
-        """A function from row positions to the candidates' token states."""
+        """A function from row positions to the candidates' padded token states (B, n, d) and mask (B, n)."""
         if self.store is not None:
             docnos = inp["docno"].to_numpy()
-            return lambda rows: self.store.token_states(docnos[rows])
+            return lambda rows: self.store.padded_states(docnos[rows])
         texts = check_texts(inp[self.text_field], f"{self.text_field!r} column")
         text_ids, unique_texts = pd.factorize(pd.Series(texts))
         states = self.encoder.encode(
             list(unique_texts), batch_size=self.batch_size, verbose=self.verbose, what="document"
         ).token_states
-        return lambda rows: [states[i] for i in text_ids[rows]]
+        return lambda rows: pad_token_states([states[i] for i in text_ids[rows]])
 
 
 class MaxSim(TokenReranker):
@@ -104,3 +109,88 @@ class MaxSim(TokenReranker):
 
     def build_head(self) -> nn.Module:
         return MaxSimHead()
+
+
+class BagOfSimilarities(TokenReranker):
+    """F0: mean token-token cosine over all valid pairs."""
+
+    def build_head(self) -> nn.Module:
+        return FixedHead(bag_of_similarities, "F0 bag of similarities")
+
+
+class SoftAlign(TokenReranker):
+    """F2 soft alignment with a distance penalty ``lam`` and temperature ``tau`` (PAPERS.md: 0.1, 0.1)."""
+
+    def __init__(self, encoder: TokenEncoder | None = None, *, lam: float = 0.1, tau: float = 0.1, **kwargs):
+        self.lam, self.tau = lam, tau
+        super().__init__(encoder, **kwargs)
+
+    def build_head(self) -> nn.Module:
+        return FixedHead(lambda s, q, c: soft_align(s, q, c, lam=self.lam, tau=self.tau), "F2 soft alignment")
+
+
+class PooledCosine(TokenReranker):
+    """Pooled: cosine of the masked means of the (L2-normalised) token states."""
+
+    def build_head(self) -> nn.Module:
+        return nn.Identity()
+
+    def score(self, query, query_mask, cand, cand_mask):
+        return pooled_cosine(query, query_mask, cand, cand_mask)
+
+
+class LearnedVerifier(TokenReranker):
+    """Base of rerankers with trained weights from a :class:`~pyterrier_compverify.Verifier` artifact."""
+
+    HEAD = ""
+
+    def __init__(self, verifier=None, *, encoder: TokenEncoder | None = None, device=None, **kwargs):
+        from .verifier import Verifier
+
+        if verifier is None:
+            verifier = default_verifier_path(self.HEAD)
+        self.verifier = verifier if isinstance(verifier, Verifier) else Verifier(verifier)
+        if self.verifier.meta["head"] != self.HEAD:
+            raise ValueError(f"{self.verifier} holds a {self.verifier.meta['head']} head, not {self.HEAD}")
+        super().__init__(self.verifier.load_encoder(encoder=encoder, device=device), **kwargs)
+
+    @classmethod
+    def from_pretrained(cls, name_or_path: str, **kwargs):
+        """A local artifact folder, or ``hf:org/repo`` / a Hugging Face repo id shared with ``Verifier.to_hf``."""
+        import os
+
+        from .verifier import Verifier
+
+        if os.path.isdir(name_or_path):
+            return cls(Verifier(name_or_path), **kwargs)
+        return cls(Verifier.from_hf(name_or_path.removeprefix("hf:")), **kwargs)
+
+    def build_head(self) -> nn.Module:
+        return self.verifier.load_head()
+
+    def __repr__(self) -> str:
+        store = f", store={self.store!r}" if self.store is not None else ""
+        return f"{type(self).__name__}({self.verifier!r}{store})"
+
+
+class MapVerifier(LearnedVerifier):
+    """F4: a small Transformer over 8x8 patches of the similarity map (PAPERS.md). ``MapVerifier()`` loads the
+    default weights shipped with the package (a frozen-encoder head over all-MiniLM-L6-v2)."""
+
+    HEAD = "F4"
+
+
+class MapCNN(LearnedVerifier):
+    """F3: a CNN over the similarity map features."""
+
+    HEAD = "F3"
+
+
+def default_verifier_path(head: str) -> str:
+    """The packaged default weights for a head, if this package ships them."""
+    from importlib.resources import files
+
+    folder = files("pyterrier_compverify") / "weights" / f"{head.lower()}-minilm-frozen"
+    if not (folder / "pt_meta.json").is_file():
+        raise FileNotFoundError(f"no default {head} weights are shipped with this version; pass a trained Verifier")
+    return str(folder)

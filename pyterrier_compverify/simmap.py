@@ -37,25 +37,73 @@ def pad_token_states(
     return padded, mask
 
 
-def similarity_map(
-    query: torch.Tensor, query_mask: torch.Tensor, cand: torch.Tensor, cand_mask: torch.Tensor
-) -> torch.Tensor:
+def similarity_map(query: torch.Tensor, cand: torch.Tensor) -> torch.Tensor:
     """Token-token cosine map M[b, i, j] = <q_bi, c_bj> for L2-normalised token states.
 
+    Padding rows must be zero vectors (as :func:`pad_token_states` makes them), so padded cells are exactly 0;
+    heads still mask them as each needs (-inf before a max, excluded from means).
+
     Args:
-        query: (B, m, d) or (m, d) for one query shared by all B candidates.
-        query_mask: (B, m) or (m,) booleans.
-        cand: (B, n, d); cand_mask: (B, n) booleans.
+        query: (B, m, d), or (m, d) for one query shared by all B candidates (one matrix product).
+        cand: (B, n, d).
 
     Returns:
-        (B, m, n) map; cells whose query or candidate token is padding are 0 (heads mask them as they need).
+        (B, m, n) map.
 
     >>> q = torch.tensor([[1.0, 0.0]]); c = torch.tensor([[[0.0, 1.0], [1.0, 0.0]]])
-    >>> similarity_map(q, torch.tensor([True]), c, torch.tensor([[True, False]])).tolist()
-    [[[0.0, 0.0]]]
+    >>> similarity_map(q, c).tolist()
+    [[[0.0, 1.0]]]
     """
     if query.dim() == 2:
-        query, query_mask = query.unsqueeze(0), query_mask.unsqueeze(0)
-    sims = torch.matmul(query, cand.transpose(1, 2))
+        return torch.einsum("md,bnd->bmn", query, cand)
+    return torch.matmul(query, cand.transpose(1, 2))
+
+
+def map_features(
+    sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """phi(M) = [M, row max broadcast, column max broadcast], zero outside valid pairs.
+
+    Args:
+        sim: (B, m, n) map; query_mask: (B, m); cand_mask: (B, n).
+
+    Returns:
+        (B, 3, m, n) features and the (B, m, n) boolean mask of valid pairs.
+
+    >>> f, v = map_features(torch.tensor([[[0.1, 0.5], [0.3, 0.9]]]), torch.tensor([[True, True]]),
+    ...                     torch.tensor([[True, False]]))
+    >>> (f[0, 1] * 10).round().int().tolist()  # row max over valid columns (x10)
+    [[1, 0], [3, 0]]
+    >>> (f[0, 2] * 10).round().int().tolist()  # column max over valid rows (x10)
+    [[3, 0], [3, 0]]
+    """
     valid = query_mask[:, :, None] & cand_mask[:, None, :]
-    return sims.masked_fill(~valid, 0.0)
+    neg = torch.finfo(sim.dtype).min
+    row_max = sim.masked_fill(~valid, neg).amax(dim=2, keepdim=True).expand_as(sim)
+    col_max = sim.masked_fill(~valid, neg).amax(dim=1, keepdim=True).expand_as(sim)
+    features = torch.stack([sim, row_max, col_max], dim=1).masked_fill(~valid[:, None], 0.0)
+    return features, valid
+
+
+def patch_grid(
+    features: torch.Tensor, valid: torch.Tensor, patch: int
+) -> tuple[torch.Tensor, torch.Tensor, tuple[int, int]]:
+    """Cut (B, C, m, n) features into patch x patch tiles on the grid of the map's own size (m and n padded up to
+    multiples of ``patch``, never to a fixed size).
+
+    Returns:
+        tiles (B, R*C', C*patch*patch), tile mask (B, R*C') true where a tile holds a valid pair, and (R, C').
+
+    >>> tiles, keep, grid = patch_grid(torch.ones(1, 3, 9, 8), torch.ones(1, 9, 8, dtype=torch.bool), 8)
+    >>> tuple(tiles.shape), keep.tolist(), grid
+    ((1, 2, 192), [[True, True]], (2, 1))
+    """
+    b, c, m, n = features.shape
+    rows, cols = -(-m // patch), -(-n // patch)
+    pad = (0, cols * patch - n, 0, rows * patch - m)
+    features = torch.nn.functional.pad(features, pad)
+    valid = torch.nn.functional.pad(valid, pad)
+    tiles = features.reshape(b, c, rows, patch, cols, patch).permute(0, 2, 4, 1, 3, 5)
+    tiles = tiles.reshape(b, rows * cols, c * patch * patch)
+    keep = valid.reshape(b, rows, patch, cols, patch).any(dim=4).any(dim=2).reshape(b, rows * cols)
+    return tiles, keep, (rows, cols)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pyterrier as pt
+import torch
 from npids import Lookup
 
 from .encoder import TokenEncoder
@@ -120,16 +121,32 @@ class TokenStore(pt.Artifact):
                     "store with this encoder or pass the one it was built with"
                 )
 
-    def token_states(self, docnos: Sequence[str]) -> list[np.ndarray]:
-        """fp16 arrays of shape (n_i, dim), one per docno (memory-mapped views). Unknown docnos raise KeyError."""
+    def _ids(self, docnos: Sequence[str]) -> np.ndarray:
         self._load()
         docnos = np.asarray(docnos, dtype=object)
         ids = self._docnos.inv.lookup(docnos.astype(str)) if len(docnos) else np.zeros(0, dtype=np.int64)
         if (ids < 0).any():
             missing = list(docnos[ids < 0][:5])
             raise KeyError(f"{int((ids < 0).sum())} docno(s) not in {self}, e.g. {missing}")
+        return ids
+
+    def token_states(self, docnos: Sequence[str]) -> list[np.ndarray]:
+        """fp16 arrays of shape (n_i, dim), one per docno (memory-mapped views). Unknown docnos raise KeyError."""
+        ids = self._ids(docnos)
         starts, ends = self._offsets[ids], self._offsets[ids + 1]
         return [self._states[s:e] for s, e in zip(starts, ends)]
+
+    def padded_states(self, docnos: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        """(B, L, dim) float32 token states, zero-padded, and the (B, L) mask of real tokens; one gather from
+        the memory map for the whole batch. Unknown docnos raise KeyError."""
+        ids = self._ids(docnos)
+        starts, lengths = self._offsets[ids], self._offsets[ids + 1] - self._offsets[ids]
+        width = int(lengths.max()) if len(ids) else 0
+        mask = np.arange(width)[None, :] < lengths[:, None]  # (B, L)
+        rows = (starts[:, None] + np.arange(width)[None, :])[mask]  # token rows in batch order
+        padded = np.zeros((len(ids), width, self._states.shape[1]), dtype=np.float32)
+        padded[mask] = self._states[rows]
+        return torch.from_numpy(padded), torch.from_numpy(mask)
 
     def docnos(self) -> list[str]:
         self._load()

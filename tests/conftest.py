@@ -25,6 +25,10 @@ def _data_dir() -> Path | None:
 
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory) -> str:
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-bert"))
+
+
+def build_tiny_model(folder: Path) -> str:
     """A 2-layer, 32-wide BERT with random weights and a WordPiece vocabulary, saved as a sentence-transformers
     model (mean pooling + normalisation, like all-MiniLM-L6-v2)."""
     import torch
@@ -33,7 +37,7 @@ def tiny_model_dir(tmp_path_factory) -> str:
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
     torch.manual_seed(0)
-    folder = tmp_path_factory.mktemp("tiny-bert")
+    folder = Path(folder)
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, *CHINESE, ",", ".", "?", "'"]
     tokenizer = BertTokenizerFast(vocab={w: i for i, w in enumerate(vocab)}, do_lower_case=True)
     config = BertConfig(

@@ -29,7 +29,7 @@ def test_maxsim_batch_of_candidates_with_different_lengths():
     q = torch.nn.functional.normalize(torch.randn(3, 8), dim=-1)
     cands = [torch.nn.functional.normalize(torch.randn(n, 8), dim=-1) for n in (2, 5, 1)]
     c, mask = pad_token_states(cands)
-    batched = maxsim(similarity_map(q, torch.ones(3, dtype=torch.bool), c, mask), torch.ones(3, dtype=torch.bool), mask)
+    batched = maxsim(similarity_map(q, c), torch.ones(3, dtype=torch.bool), mask)
     one_by_one = [(q @ cand.T).max(dim=1).values.mean().item() for cand in cands]
     assert batched.tolist() == pytest.approx(one_by_one, abs=1e-6)
 

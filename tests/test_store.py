@@ -122,3 +122,13 @@ def test_one_pass_fills_flex_index(tmp_path, tiny_encoder, monkeypatch):
     np.testing.assert_allclose(np.asarray(stored_vecs), vecs, atol=1e-5)
     res = (tiny_encoder >> flex.retriever(num_results=2))(pd.DataFrame({"qid": ["q"], "query": ["dog"]}))
     assert len(res) == 2
+
+
+def test_padded_states_match_token_states(store):
+    x, mask = store.padded_states(["d5", "d3", "d1"])
+    rows = store.token_states(["d5", "d3", "d1"])
+    assert x.shape == (3, max(r.shape[0] for r in rows), rows[0].shape[1])
+    for i, r in enumerate(rows):
+        assert int(mask[i].sum()) == r.shape[0]
+        np.testing.assert_array_equal(x[i, : r.shape[0]].numpy(), r.astype(np.float32))
+        assert (x[i, r.shape[0] :] == 0).all()

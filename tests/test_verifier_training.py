@@ -1,0 +1,95 @@
+import pandas as pd
+import pyterrier as pt
+import pytest
+import torch
+
+from pyterrier_compverify import MapVerifier, Verifier
+from pyterrier_compverify.training import VerifierTrainingConfig, load_triplets, train_verifier
+
+SENTENCES = [
+    ("the tall man greeted the short woman", "the short man greeted the tall woman"),
+    ("a red cat", "a blue cat"),
+    ("the dog is on the mat", "the dog is not on the mat"),
+    ("a cell protein", "a protein cell"),
+]
+ROWS = pd.DataFrame([{"anchor": a, "positive": a, "negative": n} for a, n in SENTENCES] * 4)
+
+
+def config(**kw):
+    base = dict(head="F4", steps=6, batch_size=4, save_steps=3, logging_steps=1, seed=7)
+    return VerifierTrainingConfig(**{**base, **kw})
+
+
+def test_frozen_training_saves_a_loadable_artifact(tmp_path, tiny_encoder):
+    before = {k: v.clone() for k, v in tiny_encoder.model.state_dict().items()}
+    verifier, log = train_verifier(ROWS, tmp_path / "v", encoder=tiny_encoder, config=config(), verbose=False)
+    assert len(log) == 6 and all(torch.isfinite(torch.tensor(e["loss"])) for e in log)
+    for k, v in tiny_encoder.model.state_dict().items():  # frozen: the encoder did not move
+        assert torch.equal(v, before[k])
+    loaded = pt.Artifact.load(str(tmp_path / "v"))
+    assert isinstance(loaded, Verifier) and loaded.meta["head"] == "F4"
+    reranker = MapVerifier(loaded, encoder=tiny_encoder)
+    frame = pd.DataFrame(
+        {"qid": ["1", "1"], "query": ["a red cat"] * 2, "docno": ["a", "b"], "text": ["a red cat", "a blue cat"]}
+    )
+    out = reranker(frame)
+    assert out["score"].between(-1, 1).all() and list(out.columns[:4]) == ["qid", "query", "docno", "text"]
+
+
+def test_end_to_end_moves_the_encoder_and_ships_it(tmp_path, tiny_model_dir):
+    from pyterrier_compverify import TokenEncoder
+
+    encoder = TokenEncoder(tiny_model_dir, max_length=16, device="cpu")
+    fingerprint = encoder.fingerprint
+    verifier, _ = train_verifier(
+        ROWS, tmp_path / "e2e", encoder=encoder, config=config(mode="end-to-end", steps=3), verbose=False
+    )
+    assert verifier.meta["fine_tuned_encoder"] and verifier.meta["encoder"]["fingerprint"] != fingerprint
+    reloaded = verifier.load_encoder(device="cpu")
+    assert reloaded.fingerprint == verifier.meta["encoder"]["fingerprint"]
+    with pytest.raises(ValueError, match="fingerprint"):
+        verifier.load_encoder(encoder=TokenEncoder(tiny_model_dir, max_length=16, device="cpu"))
+
+
+def test_resume_after_a_kill_continues_the_same_loss_curve(tmp_path, tiny_encoder):
+    from transformers import TrainerCallback
+
+    _, full = train_verifier(ROWS, tmp_path / "full", encoder=tiny_encoder, config=config(), verbose=False)
+
+    class Kill(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            if state.global_step == 4:  # after the checkpoint of step 3
+                raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train_verifier(
+            ROWS, tmp_path / "killed", encoder=tiny_encoder, config=config(), callbacks=[Kill()], verbose=False
+        )
+    assert not (tmp_path / "killed" / "pt_meta.json").exists()
+    _, resumed = train_verifier(ROWS, tmp_path / "killed", encoder=tiny_encoder, config=config(), verbose=False)
+    full_losses = {e["step"]: e["loss"] for e in full}
+    resumed_losses = {e["step"]: e["loss"] for e in resumed}
+    assert set(resumed_losses) >= {4, 5, 6}
+    for step in (4, 5, 6):
+        assert resumed_losses[step] == pytest.approx(full_losses[step], rel=1e-4)
+
+
+def test_malformed_training_rows(tmp_path):
+    with pytest.raises(ValueError, match=r"missing column\(s\) \['negative'\]"):
+        load_triplets(ROWS.drop(columns=["negative"]))
+    bad = ROWS.copy()
+    bad.loc[5, "positive"] = "  "
+    with pytest.raises(ValueError, match="'positive' is empty or missing in 1 row.*first row 5"):
+        load_triplets(bad)
+    path = tmp_path / "rows.csv"
+    ROWS.to_csv(path, index=False)
+    assert len(load_triplets(path)) == len(ROWS)
+    with pytest.raises(ValueError, match="no training rows"):
+        load_triplets(ROWS.iloc[:0])
+
+
+def test_bad_config():
+    with pytest.raises(ValueError, match="mode"):
+        VerifierTrainingConfig(mode="sideways")
+    with pytest.raises(ValueError, match="unknown head"):
+        VerifierTrainingConfig(head="F9")

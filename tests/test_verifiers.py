@@ -1,0 +1,104 @@
+import pandas as pd
+import pytest
+import torch
+
+from pyterrier_compverify import MaxSim
+from pyterrier_compverify.heads import (
+    MapCNNHead,
+    MapTransformerHead,
+    bag_of_similarities,
+    maxsim,
+    pooled_cosine,
+    soft_align,
+)
+from pyterrier_compverify.rerank import BagOfSimilarities, PooledCosine, SoftAlign
+from pyterrier_compverify.simmap import pad_token_states, similarity_map
+
+
+def padded_variants():
+    """The same 2 maps, once tight and once inside extra padding; padded cells hold junk values."""
+    torch.manual_seed(1)
+    sim = torch.rand(2, 5, 11) * 2 - 1
+    qmask = torch.tensor([[True] * 5, [True, True, True, False, False]])
+    cmask = torch.tensor([[True] * 11, [True] * 7 + [False] * 4])
+    big = torch.full((2, 21, 30), 0.7)
+    big[:, :5, :11] = sim
+    big_q = torch.zeros(2, 21, dtype=torch.bool)
+    big_q[:, :5] = qmask
+    big_c = torch.zeros(2, 30, dtype=torch.bool)
+    big_c[:, :11] = cmask
+    return (sim, qmask, cmask), (big, big_q, big_c)
+
+
+@pytest.mark.parametrize("head", [maxsim, bag_of_similarities, soft_align])
+def test_fixed_heads_do_not_depend_on_padding(head):
+    tight, padded = padded_variants()
+    torch.testing.assert_close(head(*tight), head(*padded))
+
+
+@pytest.mark.parametrize("head_cls", [MapTransformerHead, MapCNNHead])
+def test_learned_heads_do_not_depend_on_padding(head_cls):
+    torch.manual_seed(0)
+    head = head_cls(dim=16) if head_cls is MapTransformerHead else head_cls(channels=(8, 16), hidden=8)
+    head.eval()
+    tight, padded = padded_variants()
+    with torch.no_grad():
+        a, b = head(*tight), head(*padded)
+    torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+    assert a.shape == (2,) and (a.abs() <= 1).all()
+
+
+def test_all_negative_similarities_with_padding():
+    sim = torch.tensor([[[-0.6, -0.2, 0.0], [-0.9, -0.4, 0.0]]])
+    q, c = torch.tensor([True, True]), torch.tensor([[True, True, False]])
+    assert maxsim(sim, q, c).item() == pytest.approx((-0.2 - 0.4) / 2)
+    assert bag_of_similarities(sim, q, c).item() == pytest.approx((-0.6 - 0.2 - 0.9 - 0.4) / 4)
+    # soft alignment: row softmax of (M - 0.1|i-j|)/0.1 over the two valid cells, by hand
+    import math
+
+    def row(values, dists):
+        w = [math.exp((v - 0.1 * d) / 0.1) for v, d in zip(values, dists)]
+        return sum(wi * v for wi, v in zip(w, values)) / sum(w)
+
+    expected = (row([-0.6, -0.2], [0, 1]) + row([-0.9, -0.4], [1, 0])) / 2
+    assert soft_align(sim, q, c).item() == pytest.approx(expected, abs=1e-6)
+
+
+def test_pooled_cosine_hand_computed():
+    q = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    c = torch.tensor([[[1.0, 0.0], [5.0, 5.0]]])
+    score = pooled_cosine(q, torch.tensor([True, True]), c, torch.tensor([[True, False]]))
+    assert score.item() == pytest.approx(1 / 2**0.5)
+
+
+def test_f4_grid_follows_real_lengths():
+    head = MapTransformerHead(dim=8)
+    from pyterrier_compverify.simmap import map_features, patch_grid
+
+    sim = torch.rand(1, 9, 17)
+    feats, valid = map_features(sim, torch.ones(1, 9, dtype=torch.bool), torch.ones(1, 17, dtype=torch.bool))
+    _, _, grid = patch_grid(feats, valid, head.patch)
+    assert grid == (2, 3)  # not 16 x 16
+
+
+@pytest.mark.parametrize("cls", [BagOfSimilarities, SoftAlign, PooledCosine, MaxSim])
+def test_every_reranker_shares_the_contract(tiny_encoder, cls):
+    frame = pd.DataFrame(
+        {
+            "qid": ["1", "1"],
+            "query": ["a red cat"] * 2,
+            "docno": ["a", "b"],
+            "text": ["a red cat", "a dog"],
+            "x": [1, 2],
+        }
+    )
+    out = cls(tiny_encoder)(frame)
+    assert {"score", "rank", "x"} <= set(out.columns) and len(out) == 2
+    assert len(cls(tiny_encoder)(frame.iloc[:0])) == 0
+    # scores agree with the head applied directly
+    states = tiny_encoder.encode(["a red cat", "a red cat", "a dog"]).token_states
+    cand, cmask = pad_token_states(states[1:])
+    q, qmask = states[0], torch.ones(states[0].shape[0], dtype=torch.bool)
+    direct = cls(tiny_encoder).score(q, qmask, cand, cmask)
+    torch.testing.assert_close(torch.tensor(out.sort_values("docno")["score"].to_numpy(), dtype=torch.float32), direct)
+    assert similarity_map(q, cand).shape == (2, q.shape[0], cand.shape[1])
