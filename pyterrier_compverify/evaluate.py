@@ -61,20 +61,36 @@ class Indices:
     store: TokenStore
 
 
+def bm25_index(collection, path: str | os.PathLike):
+    """A PISA index (porter2 stemming) of ``collection``, built once at ``path``."""
+    from pyterrier_pisa import PisaIndex
+
+    pisa = PisaIndex(str(path), text_field="text", stemmer="porter2")
+    with quiet_native_output():  # PISA's native code logs every step
+        if not pisa.built():
+            pisa.index(collection.corpus_iter())
+        pisa.bm25()(pd.DataFrame({"qid": ["0"], "query": ["warm"]}))  # builds its block-max data once
+    return pisa
+
+
+def bm25_pipeline(pisa, num_results: int = 1000) -> pt.Transformer:
+    """BM25 with punctuation stripped from the query for PISA's parser, the original query restored after."""
+    return (
+        pt.apply.query(lambda row: strip_punctuation(row["query"]))
+        >> pisa.bm25(num_results=num_results)
+        >> pt.rewrite.reset()
+    )
+
+
 def build_indices(collection, encoder: TokenEncoder, index_dir: str | os.PathLike, *, verbose: bool = True) -> Indices:
     """Build (or reuse) the indices of ``collection`` under ``index_dir/<collection name>/``.
 
     The FlexIndex and the TokenStore are filled by one encoder pass over the corpus.
     """
     from pyterrier_dr import FlexIndex
-    from pyterrier_pisa import PisaIndex
 
     root = Path(index_dir) / collection.name
-    pisa = PisaIndex(str(root / "bm25.pisa"), text_field="text", stemmer="porter2")
-    with quiet_native_output():  # PISA's native code logs every step
-        if not pisa.built():
-            pisa.index(collection.corpus_iter())
-        pisa.bm25()(pd.DataFrame({"qid": ["0"], "query": ["warm"]}))  # builds its block-max data once
+    pisa = bm25_index(collection, root / "bm25.pisa")
     tag = f"{encoder.fingerprint}-{encoder.max_length}"
     flex = FlexIndex(str(root / f"{tag}.flex"), sim_fn=encoder.sim_fn, verbose=verbose)
     store = TokenStore(root / f"{tag}.tokens")
@@ -86,11 +102,7 @@ def build_indices(collection, encoder: TokenEncoder, index_dir: str | os.PathLik
 
 def standard_pipelines(indices: Indices, encoder: TokenEncoder, *, depth: int = 100) -> dict[str, pt.Transformer]:
     """BM25, dense, and each of them reranked at ``depth`` by MaxSim from the TokenStore."""
-    bm25 = (
-        pt.apply.query(lambda row: strip_punctuation(row["query"]))
-        >> indices.pisa.bm25(num_results=1000)
-        >> pt.rewrite.reset()
-    )
+    bm25 = bm25_pipeline(indices.pisa)
     dense = encoder.query_encoder() >> indices.flex.retriever(num_results=1000, drop_query_vec=True)
     maxsim = MaxSim(encoder, store=indices.store)
     return {

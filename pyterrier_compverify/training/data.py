@@ -1,0 +1,113 @@
+"""Training rows from real data: SciFact retrieval triplets with mined hard negatives, structural rows from
+generated near-misses, and their mix at a structural share."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+def retrieval_triplets(
+    dataset_id: str = "irds:beir/scifact/train",
+    *,
+    index_dir: str | os.PathLike | None = None,
+    negatives_from: int = 10,
+    seed: int = 42,
+) -> pd.DataFrame:
+    """(claim, cited abstract, BM25 hard negative) rows: for each relevant (query, document) pair, a negative
+    drawn from the query's BM25 top ``negatives_from`` that is never one of its relevant documents."""
+    from ..datasets import load_collection
+    from ..evaluate import DEFAULT_INDEX_DIR, bm25_index, bm25_pipeline
+
+    collection = load_collection(dataset_id)
+    texts = {d["docno"]: d["text"] for d in collection.corpus_iter()}
+    topics, qrels = collection.topics(), collection.qrels()
+    qrels = qrels[qrels["label"] > 0]
+    pisa = bm25_index(collection, Path(index_dir or DEFAULT_INDEX_DIR) / collection.name / "bm25.pisa")
+    run = bm25_pipeline(pisa, num_results=negatives_from + 20)(topics)
+    relevant = qrels.groupby("qid")["docno"].apply(set).to_dict()
+    rng = np.random.default_rng(seed)
+    queries = dict(zip(topics["qid"], topics["query"]))
+    rows = []
+    for qid, g in run.groupby("qid"):
+        pool = [d for d in g.sort_values("rank")["docno"] if d not in relevant.get(qid, set())][:negatives_from]
+        for docno in sorted(relevant.get(qid, ())):
+            if pool and docno in texts:
+                rows.append(
+                    {
+                        "anchor": queries[qid],
+                        "positive": texts[docno],
+                        "negative": texts[pool[rng.integers(len(pool))]],
+                        "kind": "retrieval",
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def split_sentences(text: str, *, min_words: int = 6, max_words: int = 40) -> list[str]:
+    """Sentences of an abstract (a light rule: end punctuation followed by a capital), kept when their length
+    suits minimal edits.
+
+    >>> split_sentences("We found X in mice. The effect was not seen in rats. Short.", min_words=3)
+    ['We found X in mice.', 'The effect was not seen in rats.']
+    """
+    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z])", text.strip())
+    return [p for p in parts if min_words <= len(p.split()) <= max_words]
+
+
+def corpus_sentences(dataset_id: str = "irds:beir/scifact/train", *, limit: int | None = None, seed: int = 0):
+    """Shuffled sentences of a collection's documents (SciFact abstracts by default)."""
+    from ..datasets import load_collection
+
+    sentences = [s for d in load_collection(dataset_id).corpus_iter() for s in split_sentences(d["text"])]
+    order = np.random.default_rng(seed).permutation(len(sentences))
+    chosen = [sentences[i] for i in order]
+    return chosen[:limit] if limit else chosen
+
+
+def structural_triplets(edits: pd.DataFrame, *, positives: str = "identity") -> pd.DataFrame:
+    """Rows from generated edits (``sentence1, sentence2, category``): anchor = sentence, negative = its
+    meaning-flipping edit, positive = the sentence itself (``identity``, as in the paper) or, with
+    ``positives="paraphrase"``, a generated paraphrase of it where one exists."""
+    flips = edits[edits["category"] != "paraphrase"]
+    rows = pd.DataFrame(
+        {
+            "anchor": flips["sentence1"],
+            "positive": flips["sentence1"],
+            "negative": flips["sentence2"],
+            "kind": flips["category"],
+        }
+    )
+    if positives == "paraphrase":
+        para = edits[edits["category"] == "paraphrase"].drop_duplicates("sentence1")
+        mapping = dict(zip(para["sentence1"], para["sentence2"]))
+        rows["positive"] = rows["anchor"].map(mapping).fillna(rows["anchor"])
+    elif positives != "identity":
+        raise ValueError(f"positives must be 'identity' or 'paraphrase', got {positives!r}")
+    return rows.reset_index(drop=True)
+
+
+def mix_rows(
+    retrieval: pd.DataFrame, structural: pd.DataFrame, *, share: float, total: int | None = None, seed: int = 42
+) -> pd.DataFrame:
+    """Shuffle ``retrieval`` with enough ``structural`` rows that they make ``share`` of the result
+    (``share=0`` gives Model A's data, the paper's B has about 0.14); ``total`` caps the size."""
+    if not 0 <= share < 1:
+        raise ValueError(f"share must be in [0, 1), got {share}")
+    rng = np.random.default_rng(seed)
+    n_total = total or int(round(len(retrieval) / (1 - share)))
+    n_struct = int(round(share * n_total))
+    n_retr = n_total - n_struct
+    if n_struct > len(structural) or n_retr > len(retrieval):
+        raise ValueError(
+            f"not enough rows for {n_retr} retrieval + {n_struct} structural "
+            f"(have {len(retrieval)} + {len(structural)})"
+        )
+    parts = [retrieval.sample(n_retr, random_state=int(rng.integers(2**31)))]
+    if n_struct:
+        parts.append(structural.sample(n_struct, random_state=int(rng.integers(2**31))))
+    return pd.concat(parts).sample(frac=1, random_state=int(rng.integers(2**31))).reset_index(drop=True)
