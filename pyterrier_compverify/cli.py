@@ -41,6 +41,19 @@ def main(argv: list[str] | None = None) -> None:
     nm.add_argument("--limit", type=int, default=None, help="first N triplets per category (quick runs)")
     nm.add_argument("--out", default="experiments/results/nearmiss-baselines", help="output stem (.md/.json)")
 
+    tv = sub.add_parser("train-verifier", help="train a verifier head (frozen or end-to-end) on triplet rows")
+    _common(tv)
+    tv.add_argument("rows", help=".jsonl/.csv/.tsv with anchor, positive, negative columns")
+    tv.add_argument("out", help="artifact folder (checkpoints inside; a killed run resumes)")
+    tv.add_argument("--head", default="F4", choices=["F3", "F4"])
+    tv.add_argument("--mode", default="frozen", choices=["frozen", "end-to-end"])
+    tv.add_argument("--steps", type=int, default=300)
+    tv.add_argument("--batch-size", type=int, default=32)
+    tv.add_argument("--head-lr", type=float, default=1e-4)
+    tv.add_argument("--encoder-lr", type=float, default=1.5e-5)
+    tv.add_argument("--seed", type=int, default=42)
+    tv.add_argument("--max-length", type=int, default=128)
+
     args = parser.parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from .datasets import setup_local_data
@@ -67,6 +80,22 @@ def main(argv: list[str] | None = None) -> None:
             reference=args.reference,
         )
         print(results.to_markdown(index=False))
+    elif args.command == "train-verifier":
+        from .encoder import TokenEncoder
+        from .training import VerifierTrainingConfig, train_verifier
+
+        config = VerifierTrainingConfig(
+            head=args.head,
+            mode=args.mode,
+            steps=args.steps,
+            batch_size=args.batch_size,
+            head_lr=args.head_lr,
+            encoder_lr=args.encoder_lr,
+            seed=args.seed,
+        )
+        encoder = TokenEncoder(args.model, max_length=args.max_length, device=args.device)
+        verifier, log = train_verifier(args.rows, args.out, encoder=encoder, config=config)
+        print(f"saved {verifier}; last loss {log[-1]['loss']:.4f}" if log else f"saved {verifier}")
     elif args.command == "nearmiss":
         from .nearmiss_report import run_nearmiss
 
