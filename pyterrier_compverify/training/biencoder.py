@@ -1,0 +1,94 @@
+"""Bi-encoder fine-tuning (Model A / Model B) on the sentence-transformers trainer: multiple-negatives ranking
+loss (InfoNCE over in-batch positives plus the hard negatives) with scale 10, AdamW, 10% linear warm-up then
+linear decay, seeds, checkpoints and resume. The trainer brings multi-GPU and mixed precision."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from ..encoder import DEFAULT_MODEL, TokenEncoder, resolve_model_path
+from .triplets import load_triplets
+
+
+@dataclass
+class EncoderTrainingConfig:
+    steps: int = 500
+    batch_size: int = 32  # the paper used 128; smaller fits a CPU
+    lr: float = 2e-5
+    weight_decay: float = 0.01
+    warmup: float = 0.1
+    scale: float = 10.0
+    max_length: int = 128
+    seed: int = 42
+    save_steps: int = 100
+    logging_steps: int = 10
+
+
+def train_encoder(
+    rows: pd.DataFrame | str | os.PathLike,
+    output_dir: str | os.PathLike,
+    *,
+    model: str = DEFAULT_MODEL,
+    config: EncoderTrainingConfig | None = None,
+    resume: bool = True,
+    verbose: bool = True,
+    device: str | None = None,
+    callbacks: list | None = None,
+) -> TokenEncoder:
+    """Fine-tune ``model`` on (anchor, positive, negative) rows; the result is saved in ``output_dir/final`` and
+    returned as a :class:`TokenEncoder` (so ``cv.BiEncoder(output_dir / "final")`` loads it back)."""
+    from datasets import Dataset
+    from sentence_transformers import (
+        SentenceTransformer,
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+    )
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+    from transformers.trainer_utils import get_last_checkpoint
+
+    config = config or EncoderTrainingConfig()
+    frame = load_triplets(rows)
+    output_dir = Path(output_dir)
+    checkpoints = output_dir / "checkpoints"
+    st = SentenceTransformer(resolve_model_path(model), device=device)
+    st.max_seq_length = config.max_length
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(checkpoints),
+        max_steps=config.steps,
+        per_device_train_batch_size=config.batch_size,
+        learning_rate=config.lr,
+        weight_decay=config.weight_decay,
+        warmup_steps=config.warmup,
+        lr_scheduler_type="linear",
+        seed=config.seed,
+        data_seed=config.seed,
+        save_steps=config.save_steps,
+        save_total_limit=2,
+        logging_steps=config.logging_steps,
+        report_to="none",
+        disable_tqdm=not verbose,
+        use_cpu=st.device.type == "cpu",
+        dataloader_drop_last=True,
+    )
+    dataset = Dataset.from_pandas(frame[["anchor", "positive", "negative"]].reset_index(drop=True))
+    trainer = SentenceTransformerTrainer(
+        model=st,
+        args=args,
+        train_dataset=dataset,
+        loss=MultipleNegativesRankingLoss(st, scale=config.scale),
+        callbacks=callbacks,
+    )
+    if not verbose:
+        from transformers.trainer_callback import PrinterCallback
+
+        trainer.remove_callback(PrinterCallback)
+    last = get_last_checkpoint(str(checkpoints)) if resume and checkpoints.exists() else None
+    trainer.train(resume_from_checkpoint=last)
+    final = output_dir / "final"
+    st.save(str(final))
+    (final / "compverify_training.json").write_text(pd.Series({**asdict(config), "base_model": model}).to_json())
+    return TokenEncoder(str(final), max_length=config.max_length, device=device)
