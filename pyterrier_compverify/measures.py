@@ -25,12 +25,22 @@ def score_pairs(scorer: pt.Transformer, queries: list[str], texts: list[str]) ->
 
 
 def win_rate(positive: np.ndarray, near_miss: np.ndarray) -> float:
-    """Share of triplets whose positive outscores the near-miss (ties count half).
+    """Share of triplets whose positive strictly outscores the near-miss. A tie is a failure to tell them apart
+    (it happens when truncation to max_length cuts the edit away); :func:`tie_rate` reports how often.
 
     >>> win_rate(np.array([0.9, 0.5, 0.4]), np.array([0.8, 0.6, 0.4]))
+    0.3333333333333333
+    """
+    return float(np.mean(positive > near_miss))
+
+
+def tie_rate(positive: np.ndarray, near_miss: np.ndarray, tolerance: float = 1e-6) -> float:
+    """Share of triplets whose two scores are equal within ``tolerance``.
+
+    >>> tie_rate(np.array([0.9, 0.4]), np.array([0.8, 0.4]))
     0.5
     """
-    return float(np.mean((positive > near_miss) + 0.5 * (positive == near_miss)))
+    return float(np.mean(np.abs(positive - near_miss) <= tolerance))
 
 
 def roc_auc(positive: np.ndarray, near_miss: np.ndarray) -> float:
@@ -65,8 +75,8 @@ def nearmiss_scores(scorer: pt.Transformer, triplets: pd.DataFrame) -> pd.DataFr
 
 
 def nearmiss_table(scorers: Mapping[str, pt.Transformer], triplets: pd.DataFrame) -> pd.DataFrame:
-    """Per scorer and category: n, win rate, AUC, mean near-miss similarity (the paper's, lower is better) and
-    mean positive similarity."""
+    """Per scorer and category: n, win rate, tie rate, AUC, mean near-miss similarity (the paper's, lower is
+    better) and mean positive similarity."""
     rows = []
     for name, scorer in scorers.items():
         scored = nearmiss_scores(scorer, triplets)

@@ -12,6 +12,7 @@ from pyterrier_compverify.measures import (
     nearmiss_table,
     roc_auc,
     score_pairs,
+    tie_rate,
     win_rate,
 )
 
@@ -32,7 +33,8 @@ def test_auc_and_win_rate_edge_cases():
     assert roc_auc(np.array([1.0, 2.0]), np.array([0.0, 0.5])) == 1.0
     assert roc_auc(np.array([0.0]), np.array([1.0])) == 0.0
     assert roc_auc(np.array([0.5, 0.5]), np.array([0.5])) == 0.5
-    assert win_rate(np.array([0.3]), np.array([0.3])) == 0.5
+    assert win_rate(np.array([0.3]), np.array([0.3])) == 0.0  # a tie is not a win
+    assert tie_rate(np.array([0.3, 0.2]), np.array([0.3, 0.1])) == 0.5
     assert b_lower_share(np.array([0.5]), np.array([0.489])) == 1.0
 
 
