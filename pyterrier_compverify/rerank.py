@@ -24,6 +24,8 @@ class TokenReranker(pt.Transformer):
     re-encoding), otherwise each distinct text in the frame is encoded once.
     """
 
+    needs_states = False  # True for scorers that read token states rather than the similarity map
+
     def __init__(
         self,
         encoder: TokenEncoder | None = None,
@@ -69,6 +71,7 @@ class TokenReranker(pt.Transformer):
         ).token_states
         query_states = dict(zip(queries["qid"], query_states))
         doc_states = self._doc_states(inp)
+        docnos = inp["docno"].to_numpy()
         scores = np.empty(len(inp), dtype=np.float64)
         groups = inp.groupby("qid", sort=False).indices
         device = self.encoder.device
@@ -78,10 +81,14 @@ class TokenReranker(pt.Transformer):
             query_mask = torch.ones(query.shape[0], dtype=torch.bool, device=device)
             for start in range(0, len(rows), self.score_batch_size):
                 chunk = rows[start : start + self.score_batch_size]
-                cand, cand_mask = doc_states(chunk)
-                cand, cand_mask = cand.to(device), cand_mask.to(device)
                 with torch.inference_mode():
-                    scores[chunk] = self.score(query, query_mask, cand, cand_mask).float().cpu().numpy()
+                    if self.store is not None and not self.needs_states:  # map straight from packed fp16 rows
+                        sim, cand_mask = self.store.similarity_map(query, docnos[chunk])
+                        chunk_scores = self.head(sim, query_mask, cand_mask)
+                    else:
+                        cand, cand_mask = doc_states(chunk)
+                        chunk_scores = self.score(query, query_mask, cand.to(device), cand_mask.to(device))
+                scores[chunk] = chunk_scores.float().cpu().numpy()
         out["score"] = scores
         return pt.model.add_ranks(out)
 
@@ -131,6 +138,8 @@ class SoftAlign(TokenReranker):
 
 class PooledCosine(TokenReranker):
     """Pooled: cosine of the masked means of the (L2-normalised) token states."""
+
+    needs_states = True
 
     def build_head(self) -> nn.Module:
         return nn.Identity()

@@ -136,17 +136,43 @@ class TokenStore(pt.Artifact):
         starts, ends = self._offsets[ids], self._offsets[ids + 1]
         return [self._states[s:e] for s, e in zip(starts, ends)]
 
-    def padded_states(self, docnos: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
-        """(B, L, dim) float32 token states, zero-padded, and the (B, L) mask of real tokens; one gather from
-        the memory map for the whole batch. Unknown docnos raise KeyError."""
+    def _rows(self, docnos: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Row numbers of all tokens of ``docnos`` (batch order) and the (B, L) mask of real tokens."""
         ids = self._ids(docnos)
         starts, lengths = self._offsets[ids], self._offsets[ids + 1] - self._offsets[ids]
         width = int(lengths.max()) if len(ids) else 0
-        mask = np.arange(width)[None, :] < lengths[:, None]  # (B, L)
-        rows = (starts[:, None] + np.arange(width)[None, :])[mask]  # token rows in batch order
-        padded = np.zeros((len(ids), width, self._states.shape[1]), dtype=np.float32)
+        mask = np.arange(width)[None, :] < lengths[:, None]
+        return (starts[:, None] + np.arange(width)[None, :])[mask], mask
+
+    def padded_states(self, docnos: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        """(B, L, dim) float32 token states, zero-padded, and the (B, L) mask of real tokens; one gather from
+        the memory map for the whole batch. Unknown docnos raise KeyError."""
+        rows, mask = self._rows(docnos)
+        padded = np.zeros((*mask.shape, self._states.shape[1]), dtype=np.float32)
         padded[mask] = self._states[rows]
         return torch.from_numpy(padded), torch.from_numpy(mask)
+
+    def similarity_map(
+        self, query: torch.Tensor, docnos: Sequence[str], *, block: int = 2048
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Cosine map of one query's token states (m, dim) against the stored tokens of ``docnos``.
+
+        Works on the packed fp16 rows (no padded copy of the states): blocks of ``block`` rows are converted and
+        multiplied while they sit in cache, which on a CPU is several times faster than padding first.
+
+        Returns:
+            (B, m, L) map with 0 in padded cells, and the (B, L) candidate mask.
+        """
+        rows, mask = self._rows(docnos)
+        packed = torch.from_numpy(self._states[rows])  # (T, dim) fp16, one gather
+        sims = torch.empty((len(rows), query.shape[0]), dtype=torch.float32, device=query.device)
+        for start in range(0, len(rows), block):
+            chunk = packed[start : start + block].to(query.device, torch.float32)
+            torch.mm(chunk, query.T, out=sims[start : start + block])
+        mask = torch.from_numpy(mask).to(query.device)
+        sim = torch.zeros((*mask.shape, query.shape[0]), dtype=torch.float32, device=query.device)
+        sim[mask] = sims
+        return sim.transpose(1, 2), mask
 
     def docnos(self) -> list[str]:
         self._load()

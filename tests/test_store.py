@@ -132,3 +132,15 @@ def test_padded_states_match_token_states(store):
         assert int(mask[i].sum()) == r.shape[0]
         np.testing.assert_array_equal(x[i, : r.shape[0]].numpy(), r.astype(np.float32))
         assert (x[i, r.shape[0] :] == 0).all()
+
+
+def test_similarity_map_from_packed_rows_matches_padded(store, tiny_encoder):
+    import torch
+
+    from pyterrier_compverify.simmap import similarity_map
+
+    query = tiny_encoder.encode(["a dog chases a cat"]).token_states[0]
+    sim, mask = store.similarity_map(query, ["d5", "d3", "d1"], block=7)  # blocks smaller than a document
+    x, expected_mask = store.padded_states(["d5", "d3", "d1"])
+    assert torch.equal(mask, expected_mask)
+    torch.testing.assert_close(sim, similarity_map(query, x), atol=1e-5, rtol=1e-5)
