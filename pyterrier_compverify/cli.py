@@ -54,6 +54,19 @@ def main(argv: list[str] | None = None) -> None:
     tv.add_argument("--seed", type=int, default=42)
     tv.add_argument("--max-length", type=int, default=128)
 
+    ng = sub.add_parser("negatives", help="structural near-miss negatives (negation, binding, spatial, paraphrase)")
+    _common(ng)
+    ng.add_argument("out", help="output table, .csv or .jsonl (sentence1, sentence2, category, rule)")
+    ng.add_argument(
+        "--sentences",
+        default="irds:beir/scifact/train",
+        help="a text file (one sentence a line) or a dataset id whose documents are split into sentences",
+    )
+    ng.add_argument("--limit", type=int, default=None, help="at most N sentences")
+    ng.add_argument("--categories", default="negation,binding,spatial,paraphrase")
+    ng.add_argument("--all-edits", action="store_true", help="every edit, not one per category per sentence")
+    ng.add_argument("--seed", type=int, default=0)
+
     args = parser.parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from .datasets import setup_local_data
@@ -96,6 +109,23 @@ def main(argv: list[str] | None = None) -> None:
         encoder = TokenEncoder(args.model, max_length=args.max_length, device=args.device)
         verifier, log = train_verifier(args.rows, args.out, encoder=encoder, config=config)
         print(f"saved {verifier}; last loss {log[-1]['loss']:.4f}" if log else f"saved {verifier}")
+    elif args.command == "negatives":
+        from pathlib import Path
+
+        from .negatives import RuleBasedGenerator, write_table
+        from .training.data import corpus_sentences
+
+        if Path(args.sentences).is_file():
+            lines = Path(args.sentences).read_text(encoding="utf-8").splitlines()
+            sentences = lines[: args.limit] if args.limit else lines
+        else:
+            sentences = corpus_sentences(args.sentences, limit=args.limit, seed=args.seed)
+        generator = RuleBasedGenerator(tuple(args.categories.split(",")))
+        result = generator.generate(sentences, one_per_category=not args.all_edits, seed=args.seed)
+        write_table(result, args.out)
+        counts = result.table["category"].value_counts().to_dict()
+        print(f"{result.n_input} sentences -> {len(result.table)} edits {counts}; written to {args.out}")
+        print("skipped: " + ", ".join(f"{k}: {v}" for k, v in sorted(result.skipped.items())))
     elif args.command == "nearmiss":
         from .nearmiss_report import run_nearmiss
 

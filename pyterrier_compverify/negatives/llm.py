@@ -1,0 +1,110 @@
+"""Near-miss edits written by an LLM behind an OpenAI-compatible ``/chat/completions`` endpoint (stdlib only)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import urllib.request
+from collections.abc import Callable
+
+from .generator import CATEGORIES, _Generator, _tqdm
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+_INSTRUCTIONS = {
+    "negation": "Insert or remove a negation on the main verb (e.g. 'is' -> 'is not', 'shows' -> 'does not show', "
+    "'cannot' -> 'can'), so that the meaning is reversed.",
+    "binding": "Move a modifier or a role to another entity of the sentence, e.g. swap the adjectives of two nouns "
+    "('the tall man greeted the short woman' -> 'the short man greeted the tall woman') or swap subject and object.",
+    "spatial": "Flip one spatial or temporal relation word: left/right, above/below, over/under, in front of/behind, "
+    "inside/outside, before/after, to/from, upstream/downstream.",
+    "paraphrase": "Keep the meaning exactly: replace one word with a synonym, or reorder 'A and B' to 'B and A'.",
+}
+_SYSTEM = (
+    "You write minimal edits of English sentences for a test set. Change at most {n} words and copy every other "
+    'word exactly. Answer with JSON only: {{"sentence2": "<the edited sentence>"}}, or {{"sentence2": null}} '
+    "when the sentence allows no such edit."
+)
+
+Transport = Callable[[str, dict, dict], dict]
+
+
+def _urllib_transport(url: str, payload: dict, headers: dict, timeout: float = 120.0) -> dict:
+    data = json.dumps(payload).encode("utf-8")
+    request = urllib.request.Request(url, data=data, headers={**headers, "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return json.loads(response.read().decode("utf-8"))
+
+
+def _parse_reply(content: str) -> str | None:
+    """The ``sentence2`` of a JSON reply (possibly in a code fence); other text is returned as is, for the filters."""
+    match = re.search(r"\{.*\}", content, flags=re.DOTALL)
+    if match:
+        try:
+            value = json.loads(match.group(0)).get("sentence2")
+        except (json.JSONDecodeError, AttributeError):
+            value = content
+        else:
+            return value.strip() if isinstance(value, str) else None
+    else:
+        value = content
+    return value.strip() or None
+
+
+class LLMGenerator(_Generator):
+    """Ask an LLM for one minimal edit per sentence and category; the edits pass the same filters as the rules'.
+
+    ``transport(url, payload, headers) -> response`` replaces the HTTP call (for tests or custom clients)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        categories=CATEGORIES,
+        transport: Transport | None = None,
+        max_changed_tokens: int = 4,
+        max_tokens: int = 60,
+    ):
+        super().__init__(categories, max_tokens=max_tokens, max_changed_tokens=max_changed_tokens)
+        self.model = model
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        self.transport = transport or _urllib_transport
+
+    def __repr__(self) -> str:
+        return f"LLMGenerator({self.model!r}, base_url={self.base_url!r})"
+
+    def _ask(self, sentence: str, category: str, seed: int) -> str | None:
+        payload = {
+            "model": self.model,
+            "temperature": 0,
+            "seed": seed,
+            "messages": [
+                {"role": "system", "content": _SYSTEM.format(n=self.max_changed_tokens)},
+                {"role": "user", "content": f"Edit: {_INSTRUCTIONS[category]}\nSentence: {sentence}"},
+            ],
+        }
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        url = f"{self.base_url}/chat/completions"
+        try:
+            response = self.transport(url, payload, headers)
+        except OSError as e:
+            raise ConnectionError(f"could not get a completion from the LLM endpoint at {self.base_url}: {e}") from e
+        try:
+            content = response["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError) as e:
+            raise ValueError(f"unexpected reply from the LLM endpoint at {self.base_url}: {str(response)[:200]}") from e
+        return _parse_reply(content or "")
+
+    def _candidates(self, sentences, verbose, batch_size, seed):
+        bar = _tqdm()(sentences, desc=f"LLM edits ({self.model})", unit="sentence", disable=not verbose)
+        for sentence in bar:
+            out = []
+            for category in self.categories:
+                sentence2 = self._ask(sentence, category, seed)
+                if sentence2 is not None:
+                    out.append((sentence2, category, f"{category}/llm"))
+            yield out

@@ -1,0 +1,670 @@
+"""Dependency-parse rules: each family takes a spaCy ``Doc`` and returns candidate ``(sentence2, category, rule)``.
+
+The text is rebuilt from ``token.text_with_ws`` with a few tokens replaced, so spacing and the untouched tokens are
+kept exactly. The rules are deliberately conservative: when the parse does not fit a pattern, they emit nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from .inflect import indefinite_article, inflect_verb, is_irregular, plural
+
+Candidate = tuple[str, str, str]
+
+# --- rebuilding text ---------------------------------------------------------------------------------------------
+
+
+def _render(doc, changes: dict[int, str]) -> str:
+    """The sentence with ``changes[i]`` (text including trailing space; "" deletes) in place of token i."""
+    text = "".join(changes.get(t.i, t.text_with_ws) for t in doc)
+    text = re.sub(r" {2,}", " ", text).strip()
+    if doc.text.lstrip()[:1].isupper() and text[:1].islower():
+        text = text[0].upper() + text[1:]
+    return text
+
+
+def _match_case(new: str, old: str) -> str:
+    """Give ``new`` the capitalisation of ``old`` (Title or lower; acronyms keep their own case)."""
+    if old[:1].isupper() and not (old.isupper() and len(old) > 1):
+        return new[:1].upper() + new[1:]
+    if old[:1].islower() and not (new.isupper() and len(new) > 1):
+        return new[:1].lower() + new[1:]
+    return new
+
+
+def _keeps_case(token) -> bool:
+    """Whether the word is capitalised in its own right (name, acronym, "I"), not just as the first word."""
+    text = token.text
+    return (
+        token.pos_ == "PROPN" or text == "I" or (text.isupper() and len(text) > 1) or any(c.isupper() for c in text[1:])
+    )
+
+
+def _lower_first(token, text: str) -> str:
+    """Text of a span that starts with ``token``, de-capitalised when ``token`` was capitalised only as first word."""
+    return text if _keeps_case(token) or token.i != 0 else text[:1].lower() + text[1:]
+
+
+def _fix_article(doc, changes: dict[int, str], word_index: int, new_word: str) -> None:
+    """Make an "a"/"an" right before token ``word_index`` agree with ``new_word``."""
+    if word_index == 0:
+        return
+    det = doc[word_index - 1]
+    if det.lower_ in ("a", "an"):
+        changes[det.i] = indefinite_article(new_word, capital=det.text[:1].isupper()) + det.whitespace_
+
+
+def _replace_span(doc, changes: dict[int, str], start: int, end: int, text: str) -> None:
+    """Replace tokens ``start:end`` by ``text`` (keeping the span's trailing whitespace)."""
+    changes[start] = text + doc[end - 1].whitespace_
+    for i in range(start + 1, end):
+        changes[i] = ""
+
+
+def main_root(doc):
+    """The root of the longest sentence in the doc (the parser sometimes splits one sentence in two)."""
+    return max(doc.sents, key=len).root
+
+
+def _subject(verb):
+    return next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass", "expl", "csubj", "csubjpass")), None)
+
+
+# --- negation ----------------------------------------------------------------------------------------------------
+
+_NEGATORS = {"no", "not", "n't", "never", "none", "nothing", "nobody", "neither", "nor", "without", "cannot"}
+_CONTRACTED = {"ca": "can", "wo": "will", "sha": "shall"}  # "can't" is tokenised "ca" + "n't"
+_DO_FORMS = {"VBZ": "does", "VBD": "did", "VBP": "do"}
+# adverbs that stay before an inserted "does not" ("also did not reduce"); others follow it ("did not markedly reduce")
+_SENTENCE_ADVERBS = set(
+    "also thus therefore then further furthermore however still hence consequently additionally moreover now often "
+    "usually generally typically frequently always sometimes indeed finally subsequently previously recently first "
+    "later so yet nonetheless nevertheless".split()
+)
+
+
+def _is_negated(root) -> bool:
+    for child in root.children:
+        if child.dep_ == "neg" or child.lower_ in _NEGATORS:
+            return True
+        if any(grand.dep_ == "det" and grand.lower_ in ("no", "neither") for grand in child.children):
+            return True
+    return False
+
+
+def negation(doc) -> list[Candidate]:
+    """Remove the negation of the main predicate, or insert one (``not`` after the first auxiliary, after a copula,
+    or with do-support: shows -> does not show)."""
+    root = main_root(doc)
+    if root.pos_ not in ("VERB", "AUX"):
+        return []
+    start = root.sent.start
+    if start > 0 and not doc[start].text[:1].isupper():  # the parser split the sentence: its longest part is a fragment
+        return []
+    out: list[Candidate] = []
+    subject = _subject(root)
+    auxes = [c for c in root.children if c.dep_ in ("aux", "auxpass") and c.i < root.i and c.tag_ != "TO"]
+    for neg in (c for c in root.children if c.dep_ == "neg"):
+        changes: dict[int, str] = {}
+        if neg.lower_ == "never":
+            changes[neg.i] = ""
+            out.append((_render(doc, changes), "negation", "negation/remove-never"))
+            continue
+        if neg.lower_ not in ("not", "n't") or neg.i == 0:
+            continue
+        before = doc[neg.i - 1]
+        is_do = before.i in {a.i for a in auxes} and before.lemma_.lower() == "do" and before.tag_ in _DO_FORMS
+        do_aux = before if is_do else None
+        if do_aux is not None and len(auxes) == 1 and root.tag_ == "VB" and not (subject and subject.i > do_aux.i):
+            form = inflect_verb(root.lemma_, do_aux.tag_)  # does -> VBZ, did -> VBD, do -> VBP
+            if form is None:
+                continue
+            changes[do_aux.i] = ""
+            changes[neg.i] = ""
+            changes[root.i] = _match_case(form, root.text) + root.whitespace_
+            out.append((_render(doc, changes), "negation", "negation/remove-do"))
+            continue
+        if not before.whitespace_:  # "cannot", "isn't", "can't": the auxiliary needs its own space back
+            text = before.text
+            if neg.lower_ == "n't" and before.lower_ in _CONTRACTED:
+                text = _match_case(_CONTRACTED[before.lower_], before.text)
+            changes[before.i] = text + (neg.whitespace_ or " ")
+        changes[neg.i] = ""
+        out.append((_render(doc, changes), "negation", "negation/remove-not"))
+    if out or _is_negated(root):
+        return out
+    changes = {}
+    if auxes:
+        aux = auxes[0]
+        if subject is not None and subject.i > aux.i:  # a question: "Does X cause Y?"
+            return out
+        after = aux  # "were also not investigated"
+        while after.i + 1 < root.i and doc[after.i + 1].lower_ in _SENTENCE_ADVERBS:
+            after = doc[after.i + 1]
+        if after.lower_ == "can" and after.whitespace_:
+            changes[after.i] = after.text + "not" + after.whitespace_
+        else:
+            changes[after.i] = after.text + " not" + (after.whitespace_ or " ")
+        out.append((_render(doc, changes), "negation", "negation/insert-aux"))
+    elif root.lemma_.lower() == "be" and root.tag_ in _DO_FORMS:
+        if subject is None or subject.i > root.i:
+            return out
+        changes[root.i] = root.text + " not" + (root.whitespace_ or " ")
+        out.append((_render(doc, changes), "negation", "negation/insert-be"))
+    elif root.tag_ in _DO_FORMS or (root.tag_ == "VBN" and root.dep_ == "ROOT"):
+        # "VBN" root without auxiliary: the tagger's frequent mistake for a simple past ("The drug reduced ...")
+        if subject is None or subject.i > root.i or not root.lemma_.isalpha():
+            return out
+        if root.tag_ == "VBN" and any(c.dep_ == "conj" and _child(c, "aux", "auxpass") for c in root.children):
+            return out  # "Patients admitted for X were matched ...": the real main verb is "were matched"
+        tag = "VBD" if root.tag_ == "VBN" else root.tag_
+        start = root.i  # "did not" goes before the manner adverbs right before the verb, after sentence adverbs
+        while start > 0 and doc[start - 1].dep_ == "advmod" and doc[start - 1].head.i == root.i:
+            if doc[start - 1].lower_ in _SENTENCE_ADVERBS:
+                break
+            start -= 1
+        lemma = root.lemma_.lower()
+        if start == root.i:
+            changes[root.i] = f"{_DO_FORMS[tag]} not {lemma}{root.whitespace_}"
+        else:
+            changes[start] = f"{_DO_FORMS[tag]} not {doc[start].text_with_ws}"
+            changes[root.i] = lemma + root.whitespace_
+        out.append((_render(doc, changes), "negation", "negation/do-support"))
+    return out
+
+
+# --- binding -----------------------------------------------------------------------------------------------------
+
+_PRE_MODIFIERS = {"det", "amod", "compound", "nummod", "poss", "advmod", "npadvmod", "quantmod", "punct"}
+_PLAIN_DETERMINERS = {"the", "a", "an", "this", "that", "these", "those"}
+_SWAP_STOP_ADJECTIVES = set(
+    "other such same different many several various own certain further additional more most few main first last "
+    "next previous total whole overall only possible respective inside outside much little non vivo vitro situ "
+    "silico second third fourth fifth sixth seventh eighth ninth tenth".split()
+)
+# noun modifiers that work like adjectives ("a brick building", "a wood fence")
+_MATERIALS = set(
+    "wood metal glass stone brick plastic leather steel paper concrete marble wicker silver gold ceramic cotton wool "
+    "denim rubber iron tile straw bamboo cardboard porcelain granite aluminum copper brass clay fabric cloth lace "
+    "velvet silk canvas tin cement".split()
+)
+# nouns whose adjective is part of a quantity idiom: "the vast majority", "a wide range", "a large number"
+_QUANTITIES = set("majority minority number amount range variety proportion fraction percentage deal lot".split())
+_FINITE_TAGS = {"VBZ", "VBD", "VBP", "MD"}
+
+
+def _is_clause(verb) -> bool:
+    """A verb that heads its own clause: the root, or one with a subject or a finite form."""
+    if verb.dep_ == "ROOT" or verb.tag_ in _FINITE_TAGS:
+        return True
+    return any(c.dep_.startswith(("nsubj", "csubj", "expl")) or c.tag_ in _FINITE_TAGS for c in verb.children)
+
+
+def _clause_head(token):
+    """The verb of the clause a token belongs to (participles without a subject belong to the clause above)."""
+    while token.head.i != token.i and not (token.pos_ in ("VERB", "AUX") and _is_clause(token)):
+        token = token.head
+    return token
+
+
+def _hyphenated(token) -> bool:
+    """Whether the token is part of a hyphenated or slashed word ("non-small-cell", "lipid-poor", "and/or")."""
+    doc, i = token.doc, token.i
+    before = i > 0 and not doc[i - 1].whitespace_ and doc[i - 1].text in ("-", "/", "–")
+    after = i + 1 < len(doc) and not token.whitespace_ and doc[i + 1].text in ("-", "/", "–")
+    return before or after
+
+
+def _modifiers(noun) -> list:
+    """Single-word adjectives (and material nouns) before a noun, that can move to another noun."""
+    out = []
+    # an adjective the parser hung on a compound ("a red [fire] hydrant") modifies the whole noun
+    lefts = [c for child in noun.lefts for c in ([child, *child.lefts] if child.dep_ == "compound" else [child])]
+    for child in lefts:
+        if list(child.children) or _hyphenated(child) or child.lower_ in _SWAP_STOP_ADJECTIVES:
+            continue
+        if child.i > 0 and _hyphenated(child.doc[child.i - 1]):  # "non-cell autonomous"
+            continue
+        adjective = child.dep_ == "amod" and child.tag_ == "JJ" and child.is_alpha
+        if not (adjective or (child.dep_ == "compound" and child.lower_ in _MATERIALS)):
+            continue
+        if _in_term(child, noun) or _not_adjective(child):  # "intensive care unit"; "suppress" tagged JJ
+            continue
+        out.append(child)
+    return out
+
+
+def _in_term(modifier, noun) -> bool:
+    """Whether the modifier starts a WordNet multi-word term inside the noun phrase ("red blood cell",
+    "mental health [clinicians]"); a plain adjective + noun term ("blue sky", "young man") does not count."""
+    from .wordnet import load_wordnet
+
+    try:
+        wordnet = load_wordnet()
+    except (ImportError, OSError):
+        return False
+    doc = modifier.doc
+    spans = [doc[modifier.i : modifier.i + 3]]
+    if modifier.i + 1 < noun.i:
+        spans.append(doc[modifier.i : modifier.i + 2])
+    return any(len(span) > 1 and wordnet.synsets("_".join(t.lower_ for t in span)) for span in spans)
+
+
+_ADJECTIVE_ENDING = re.compile(r"(al|ic|ous|ive|ary|ory|able|ible|ant|ent|ful|less|ar|ile|oid|ed|ish|like)$")
+
+
+def _not_adjective(token) -> bool:
+    """Whether a word tagged JJ is likely a noun or verb ("proteoglycan metabolites", "cells that suppress"):
+    WordNet knows it only as a noun or verb, or does not know it and it has no adjective ending."""
+    from .wordnet import load_wordnet
+
+    word = token.lower_
+    try:
+        wordnet = load_wordnet()
+    except (ImportError, OSError):
+        return _ADJECTIVE_ENDING.search(word) is None
+    if wordnet.synsets(word, "a"):
+        return False
+    return bool(wordnet.synsets(word, "n") or wordnet.synsets(word, "v")) or _ADJECTIVE_ENDING.search(word) is None
+
+
+def _swap_amod(doc) -> list[Candidate]:
+    """Swap one adjective of a noun with one of another noun of the same clause."""
+    nouns = [t for t in doc if t.pos_ in ("NOUN", "PROPN") and t.lemma_.lower() not in _QUANTITIES and _modifiers(t)]
+    out = []
+    for a, noun1 in enumerate(nouns):
+        for noun2 in nouns[a + 1 :]:
+            if noun1.lemma_.lower() == noun2.lemma_.lower() or _clause_head(noun1).i != _clause_head(noun2).i:
+                continue
+            words1 = {t.lower_ for c in noun1.lefts for t in c.subtree}
+            words2 = {t.lower_ for c in noun2.lefts for t in c.subtree}
+            for adj1 in _modifiers(noun1):
+                for adj2 in _modifiers(noun2):
+                    if adj1.lower_ in words2 or adj2.lower_ in words1:
+                        continue
+                    new1 = adj2.text if _keeps_case(adj2) else adj2.lower_
+                    new2 = adj1.text if _keeps_case(adj1) else adj1.lower_
+                    changes = {
+                        adj1.i: _match_case(new1, adj1.text) + adj1.whitespace_,
+                        adj2.i: _match_case(new2, adj2.text) + adj2.whitespace_,
+                    }
+                    _fix_article(doc, changes, adj1.i, new1)
+                    _fix_article(doc, changes, adj2.i, new2)
+                    rule = "binding/swap-amod" if adj1.dep_ == adj2.dep_ == "amod" else "binding/swap-modifier"
+                    out.append((_render(doc, changes), "binding", rule))
+    return out
+
+
+def _noun_phrase(token):
+    """(start, content_start, end) of the noun and its pre-modifiers (post-modifiers stay in place), else None."""
+    if token.pos_ not in ("NOUN", "PROPN") or token.dep_ == "compound":
+        return None
+    if token.text.isupper() and len(token) > 3 and token.i == 0:  # a section label: "METHODS"
+        return None
+    if token.like_num or not any(c.isalpha() for c in token.text):
+        return None
+    left = [t for child in token.lefts for t in child.subtree]
+    if any(t.dep_ not in _PRE_MODIFIERS or (t.dep_ == "punct" and t.text != "-") for t in left):
+        return None
+    if any(t.dep_ == "det" and t.lower_ not in _PLAIN_DETERMINERS for t in left):  # no, each, any, ...
+        return None
+    if any(t.dep_ == "poss" and (t.pos_ != "PRON" or list(t.children)) for t in left):  # "a woman's head"
+        return None
+    start = min([t.i for t in left], default=token.i)
+    if token.i - start != len(left):
+        return None
+    content = start
+    doc = token.doc
+    while content < token.i and doc[content].dep_ in ("det", "poss") and doc[content].head.i == token.i:
+        content += 1
+    return start, content, token.i + 1
+
+
+def _number(token) -> str:
+    return "plural" if token.tag_ in ("NNS", "NNPS") else "singular"
+
+
+def _present(verb) -> bool:
+    """Whether the verb group agrees with its subject in number (present tense or a form of "be")."""
+    auxes = [c for c in verb.children if c.dep_ in ("aux", "auxpass") and c.i < verb.i]
+    finite = auxes[0] if auxes else verb
+    return finite.tag_ in ("VBZ", "VBP") or (finite.lemma_.lower() == "be" and finite.tag_ != "MD")
+
+
+def _swap_nps(doc, first, second, verbs, rule: str) -> Candidate | None:
+    """Swap two noun phrases; determiners stay in place when both nouns have the same number."""
+    if first.i > second.i:
+        first, second = second, first
+    np1, np2 = _noun_phrase(first), _noun_phrase(second)
+    if np1 is None or np2 is None or np1[2] > np2[0] or first.lemma_.lower() == second.lemma_.lower():
+        return None
+    same_number = _number(first) == _number(second)
+    if not same_number and any(_present(v) for v in verbs):
+        return None
+    s1, s2 = (np1[1], np1[2]), (np2[1], np2[2])
+    if not same_number or np1[1] == np1[0] or np2[1] == np2[0]:  # move the determiners with their nouns
+        s1, s2 = (np1[0], np1[2]), (np2[0], np2[2])
+    text1, text2 = doc[s1[0] : s1[1]].text, doc[s2[0] : s2[1]].text
+    if text1.lower() == text2.lower():
+        return None
+    changes: dict[int, str] = {}
+    _replace_span(doc, changes, s2[0], s2[1], _lower_first(doc[s1[0]], text1))
+    new_first = _lower_first(doc[s2[0]], text2)
+    if s1[0] == 0:
+        new_first = new_first[:1].upper() + new_first[1:]
+    _replace_span(doc, changes, s1[0], s1[1], new_first)
+    if same_number:
+        _fix_article(doc, changes, s1[0], text2)
+        _fix_article(doc, changes, s2[0], text1)
+    return _render(doc, changes), "binding", rule
+
+
+def _in_wordnet(term: str, pos: str) -> bool:
+    from .wordnet import load_wordnet
+
+    try:
+        return bool(load_wordnet().synsets(term, pos))
+    except (ImportError, OSError):
+        return False
+
+
+def _child(token, *deps):
+    return next((c for c in token.children if c.dep_ in deps), None)
+
+
+def _swap_roles(doc) -> list[Candidate]:
+    """Swap subject and object (or passive subject and agent) of a verb, or the subjects of two clauses."""
+    out = []
+    root = main_root(doc)
+    verbs = [root] + [t for t in root.children if t.dep_ in ("acl", "relcl", "advcl", "conj") and t.pos_ == "VERB"]
+    subjects = []
+    for verb in verbs:
+        if verb.pos_ not in ("VERB", "AUX"):
+            continue
+        subject = _child(verb, "nsubj")
+        if subject is None and verb.dep_ == "acl" and not _is_clause(verb):  # "a man holding a cup"
+            subject = verb.head
+        if subject is not None and subject.pos_ in ("NOUN", "PROPN"):
+            subjects.append((verb, subject))
+        obj = _child(verb, "dobj")
+        if obj is not None and _in_wordnet(f"{verb.lemma_.lower()}_{obj.lower_}", "v"):
+            obj = None  # an idiom: "takes place", "plays a role" is fine
+        if subject is not None and obj is not None:
+            out.append(_swap_nps(doc, subject, obj, [verb], "binding/swap-subj-obj"))
+        passive = _child(verb, "nsubjpass")
+        agent = _child(verb, "agent")
+        by_obj = _child(agent, "pobj") if agent is not None else None
+        if passive is not None and by_obj is not None:
+            out.append(_swap_nps(doc, passive, by_obj, [verb], "binding/swap-subj-agent"))
+    for a, (verb1, subject1) in enumerate(subjects):
+        for verb2, subject2 in subjects[a + 1 :]:
+            if _clause_head(subject1).i != _clause_head(subject2).i:
+                out.append(_swap_nps(doc, subject1, subject2, [verb1, verb2], "binding/swap-subjects"))
+    return [c for c in out if c is not None]
+
+
+def binding(doc) -> list[Candidate]:
+    """Move a modifier or a role to another entity: swap the adjectives of two nouns of one clause; swap subject
+    and object (or agent) of a verb; swap the subjects of two clauses."""
+    return _swap_amod(doc) + _swap_roles(doc)
+
+
+# --- spatial -----------------------------------------------------------------------------------------------------
+
+_FLIPS = {
+    "left": ("right", "spatial/left-right"),
+    "right": ("left", "spatial/left-right"),
+    "above": ("below", "spatial/above-below"),
+    "below": ("above", "spatial/above-below"),
+    "over": ("under", "spatial/over-under"),
+    "under": ("over", "spatial/over-under"),
+    "inside": ("outside", "spatial/inside-outside"),
+    "outside": ("inside", "spatial/inside-outside"),
+    "before": ("after", "spatial/before-after"),
+    "after": ("before", "spatial/before-after"),
+    "upstream": ("downstream", "spatial/upstream-downstream"),
+    "downstream": ("upstream", "spatial/upstream-downstream"),
+    "to": ("from", "spatial/to-from"),
+    "from": ("to", "spatial/to-from"),
+}
+_MOTION_VERBS = set(  # verbs whose "to"/"from" is a direction (not "point to", "bring to light", "lead to")
+    "go move travel walk run fly drive ride swim sail migrate send carry transport transfer deliver ship jump climb "
+    "fall roll commute flee escape relocate emigrate immigrate crawl march hike rush hurry race stroll wander drift "
+    "float translocate shuttle export import spread shift".split()
+)
+_TIME_WORDS = set(
+    "time period year years decade century month week day hour minute second course duration lifetime era age "
+    "follow-up night morning evening season".split()
+)
+
+
+def _physical(noun) -> bool:
+    """Whether WordNet's first sense of the noun is a physical entity (a mat, a river), not a condition or time."""
+    from .wordnet import load_wordnet
+
+    try:
+        synsets = load_wordnet().synsets(noun.lemma_.lower(), "n")
+    except (ImportError, OSError):
+        return False
+    if not synsets:
+        return False
+    ancestors = {s.name() for path in synsets[0].hypernym_paths() for s in path}
+    return bool(ancestors & {"object.n.01", "matter.n.03"}) and "time_period.n.01" not in ancestors
+
+
+def _over_under_ok(token) -> bool:
+    if token.dep_ != "prep":
+        return False
+    pobj = next((c for c in token.children if c.dep_ == "pobj"), None)
+    if pobj is None or pobj.ent_type_ in ("DATE", "TIME") or pobj.lemma_.lower() in _TIME_WORDS:
+        return False
+    if pobj.like_num or pobj.text == "%" or any(c.dep_ == "nummod" for c in pobj.children):
+        return True
+    return _physical(pobj)
+
+
+def _flippable(token) -> bool:
+    word = token.lower_
+    if word in ("left", "right"):
+        if token.pos_ == "ADV":
+            return token.head.pos_ == "VERB" and word == "left"
+        return token.pos_ in ("ADJ", "NOUN") and not (word == "right" and token.nbor(1).lower_ == "to")
+    if word in ("over", "under"):
+        return _over_under_ok(token)
+    if word in ("before", "after"):
+        return token.pos_ in ("ADP", "SCONJ", "ADV") and token.dep_ in ("prep", "mark", "advmod", "pcomp")
+    if word in ("to", "from"):
+        if token.dep_ != "prep" or token.head.lemma_.lower() not in _MOTION_VERBS:
+            return False
+        return not any(c.dep_ == "prep" and c.lower_ in ("to", "from") and c.i != token.i for c in token.head.children)
+    if word in ("above", "below", "inside", "outside", "upstream", "downstream"):
+        return token.pos_ != "VERB"
+    return False
+
+
+def spatial(doc) -> list[Candidate]:
+    """Flip one spatial or temporal relation word (left/right, above/below, over/under, in front of/behind,
+    inside/outside, before/after, directional to/from, upstream/downstream)."""
+    out = []
+    words = {t.lower_ for t in doc}
+    for token in doc:
+        word = token.lower_
+        if word == "in" and [t.lower_ for t in doc[token.i + 1 : token.i + 3]] == ["front", "of"]:
+            changes: dict[int, str] = {}
+            _replace_span(doc, changes, token.i, token.i + 2, _match_case("behind", token.text))
+            changes[token.i + 2] = ""
+            out.append((_render(doc, changes), "spatial", "spatial/front-behind"))
+        elif word == "behind" and token.pos_ == "ADP" and any(c.dep_ == "pobj" for c in token.children):
+            changes = {token.i: _match_case("in front of", token.text) + token.whitespace_}
+            out.append((_render(doc, changes), "spatial", "spatial/front-behind"))
+        elif word in _FLIPS and token.i + 1 < len(doc) and _flippable(token):
+            new, rule = _FLIPS[word]
+            if new in words:  # "left or right", "before and after": flipping one word makes a duplicate
+                continue
+            changes = {token.i: _match_case(new, token.text) + token.whitespace_}
+            out.append((_render(doc, changes), "spatial", rule))
+    return out
+
+
+# --- paraphrase --------------------------------------------------------------------------------------------------
+
+_LIGHT_VERBS = {"be", "have", "do", "get", "make", "take", "go", "give", "let", "put", "set", "come", "say"}
+_WN_POS = {"NOUN": "n", "VERB": "v", "ADJ": "a"}
+# words whose everyday first WordNet sense is not their scientific one ("significant" -> "important",
+# "results" -> "effects", "differentiate" -> "distinguish", "study" -> "survey", "culture" -> "civilization")
+_TECHNICAL = set(
+    "significant result study differentiate express expression culture model control trial subject case rate level "
+    "activity response effect analysis treatment condition factor group cell power mean normal positive negative "
+    "sensitive resistant association interaction signal sign mark marker development report stress state order "
+    "function class family field figure sample site table system set line tissue strain host vector scale range "
+    "transform translate transcribe operate execute deliver charge refer dose cross mass volume matter "
+    "material body depression relative fit design record score bind binding target agent red white require apparent "
+    "mediate product inhibit small large little examination central engagement repeat poor process activate "
+    "lineage diagnosis elicit derive uptake minimal confirm inherent".split()
+)
+
+
+_MIN_COUNT = 3  # sense-tagged occurrences a synonym needs in WordNet
+_MIN_WORD_COUNT = 5  # and the word itself, for WordNet's sense order to be trusted
+
+
+def _dominant(wordnet, synset, lemma: str) -> bool:
+    """Whether ``synset`` is the sense ``lemma`` has at least half the time (in WordNet's sense-tagged counts)."""
+    total = sum(
+        lem.count() for pos in "nva" for s in wordnet.synsets(lemma, pos) for lem in s.lemmas() if lem.name() == lemma
+    )
+    here = sum(lem.count() for lem in synset.lemmas() if lem.name() == lemma)
+    return here > 0 and 2 * here >= total
+
+
+def _in_multiword(token) -> bool:
+    """Whether the word is part of a WordNet multi-word expression here ("red blood cell", "heart attack")."""
+    from .wordnet import load_wordnet
+
+    try:
+        wordnet = load_wordnet()
+    except (ImportError, OSError):
+        return False
+    doc, i = token.doc, token.i
+    for start in range(max(0, i - 2), i + 1):
+        for end in range(max(i + 1, start + 2), min(len(doc), start + 3) + 1):
+            words = [t.lemma_.lower() if t.i == i else t.lower_ for t in doc[start:end]]  # "builds on": build_on
+            if wordnet.synsets("_".join(words)):
+                return True
+    return False
+
+
+def _synonym(token) -> str | None:
+    """The most frequent other single-word lemma of the word's first WordNet synset, inflected like the word."""
+    from .wordnet import load_wordnet
+
+    lemma = token.lemma_.lower()
+    wordnet = load_wordnet()
+    synsets = wordnet.synsets(lemma, _WN_POS[token.pos_])
+    if not synsets or lemma not in synsets[0].lemma_names() or lemma in _TECHNICAL:
+        return None
+    if not _dominant(wordnet, synsets[0], lemma) or _in_multiword(token):
+        return None
+    if sum(lem.count() for s in synsets for lem in s.lemmas() if lem.name() == lemma) < _MIN_WORD_COUNT:
+        return None  # too rare in WordNet's sense-tagged corpus to trust its sense order
+    names = [
+        (lem.count(), lem.name())
+        for lem in synsets[0].lemmas()
+        if lem.name() != lemma and lem.name().isalpha() and lem.name().islower() and lem.count() >= _MIN_COUNT
+    ]
+    # the synonym's own first sense must be this one too ("recover" -> "retrieve" is not, "sofa" -> "couch" is)
+    names = [n for n in names if wordnet.synsets(n[1], synsets[0].pos())[:1] == synsets[:1]]
+    names = [n for n in names if _dominant(wordnet, synsets[0], n[1])]
+    names = [n for n in names if not n[1].startswith(lemma) and not lemma.startswith(n[1])]
+    if token.pos_ == "NOUN":  # "diagnosis" -> "diagnosing"
+        names = [n for n in names if not n[1].endswith("ing") or lemma.endswith("ing")]
+    if not names:
+        return None
+    word = max(names, key=lambda n: n[0])[1]
+    if token.pos_ == "NOUN":
+        return word if token.tag_ == "NN" else plural(word) if token.tag_ == "NNS" else None
+    if token.pos_ == "VERB":
+        if token.tag_ in ("VBD", "VBN") and is_irregular(word):
+            return None
+        return inflect_verb(word, token.tag_)
+    return word if token.tag_ == "JJ" else None
+
+
+def _synonyms(doc) -> list[Candidate]:
+    out = []
+    for token in doc:
+        if token.pos_ not in _WN_POS or not token.is_alpha or token.is_stop or token.like_num or token.ent_type_:
+            continue
+        if len(token) < 3 or (token.i > 0 and token.text[:1].isupper()) or token.text.isupper():
+            continue
+        if token.lemma_.lower() in _LIGHT_VERBS or token.dep_ == "compound" or _hyphenated(token):
+            continue
+        if token.pos_ == "VERB" and token.dep_ == "amod":  # participles as adjectives: "published evidence"
+            continue
+        if token.pos_ == "ADJ" and token.dep_ not in ("amod", "acomp", "conj", "oprd"):  # "the elderly"
+            continue
+        if any(c.dep_ in ("compound", "prt") for c in token.children):  # "blood pressure", "carry out"
+            continue
+        new = _synonym(token)
+        if new is None or new == token.lower_:
+            continue
+        changes = {token.i: _match_case(new, token.text) + token.whitespace_}
+        _fix_article(doc, changes, token.i, new)
+        out.append((_render(doc, changes), "paraphrase", "paraphrase/synonym"))
+    return out
+
+
+def _chunk_by_root(doc) -> dict[int, tuple[int, int]]:
+    return {chunk.root.i: (chunk.start, chunk.end) for chunk in doc.noun_chunks}
+
+
+def _ends_phrase(token) -> bool:
+    """Whether a noun phrase can end right before this token (punctuation, a preposition, a verb, a clause word)."""
+    return token.is_punct or token.pos_ in ("ADP", "VERB", "AUX", "SCONJ", "PART") or token.tag_ in ("WDT", "WP")
+
+
+def _reorder_conjuncts(doc) -> list[Candidate]:
+    if any(t.lower_ == "respectively" for t in doc):
+        return []
+    chunks = _chunk_by_root(doc)
+    out = []
+    for second in doc:
+        first = second.head
+        if second.dep_ != "conj" or first.i not in chunks or second.i not in chunks:
+            continue
+        (a0, a1), (b0, b1) = chunks[first.i], chunks[second.i]
+        if a1 + 1 != b0 or doc[a1].lower_ != "and" or max(a1 - a0, b1 - b0) > 4:
+            continue
+        if sum(c.dep_ == "conj" for c in first.children) != 1 or any(c.dep_ == "conj" for c in second.children):
+            continue
+        if any(t.i >= b1 for t in second.subtree) or any(a1 <= t.i < b0 and t.dep_ != "cc" for t in first.subtree):
+            continue
+        if any(t.i >= b1 for t in first.subtree):  # "the quality and expense of X": "of X" belongs to both
+            continue
+        if (a0 > 0 and doc[a0 - 1].lower_ in ("and", "or", ",")) or (b1 < len(doc) and not _ends_phrase(doc[b1])):
+            continue  # part of a longer list, or a shared head ("hematoxylin and eosin staining")
+        if a1 - a0 > 1 and doc[a0].dep_ != "det":
+            continue  # the modifiers may be shared: "Norrin mRNA and protein", "confocal microscopy and imaging"
+        if a1 - a0 == 1 and first.tag_ == "NN" and second.tag_ == "NNS":
+            continue  # the head may be shared: "tumor and normal cells"
+        text_a, text_b = doc[a0:a1].text, doc[b0:b1].text
+        if text_a.lower() == text_b.lower() or first.lemma_.lower() == second.lemma_.lower():
+            continue
+        new_b = _lower_first(doc[b0], text_b)
+        if a0 == 0:
+            new_b = new_b[:1].upper() + new_b[1:]
+        new_text = f"{new_b}{doc[a1 - 1].whitespace_}{doc[a1].text}{doc[a1].whitespace_}{_lower_first(doc[a0], text_a)}"
+        changes: dict[int, str] = {}
+        _replace_span(doc, changes, a0, b1, new_text)
+        out.append((_render(doc, changes), "paraphrase", "paraphrase/reorder-and"))
+    return out
+
+
+def paraphrase(doc) -> list[Candidate]:
+    """Meaning-preserving edits: a WordNet synonym for one content word; "A and B" -> "B and A"."""
+    return _synonyms(doc) + _reorder_conjuncts(doc)
+
+
+RULES: dict[str, Callable] = {"negation": negation, "binding": binding, "spatial": spatial, "paraphrase": paraphrase}

