@@ -11,7 +11,7 @@ setup(
     long_description=Path(__file__).with_name("README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
     packages=find_packages(include=["pyterrier_compverify", "pyterrier_compverify.*"]),
-    package_data={"pyterrier_compverify": ["py.typed"]},
+    package_data={"pyterrier_compverify": ["py.typed", "weights/*/*"]},
     python_requires=">=3.10",
     install_requires=[
         "torch>=2.1",

@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 import pyterrier_compverify as cv
-from pyterrier_compverify.datasets.nearmiss import SUGARCREPE_CATEGORIES  # noqa: F401 (documents the source)
+from pyterrier_compverify.datasets.nearmiss import sugarcrepe_items
 from pyterrier_compverify.negatives import RuleBasedGenerator
 from pyterrier_compverify.results import write_table
 
@@ -34,12 +34,7 @@ def normalise(text: str) -> str:
 
 
 def sugarcrepe_exact_match(category: str) -> dict:
-    import json
-
-    from pyterrier_compverify.datasets import local
-
-    path = local.source_file(f"nearmiss/sugarcrepe/{category}.json", "")
-    items = list(json.loads(path.read_text(encoding="utf-8")).values())
+    items = list(sugarcrepe_items(category).values())
     generator = RuleBasedGenerator(("binding",))
     result = generator.generate([i["caption"] for i in items], one_per_category=False, verbose=False)
     outputs = result.table.groupby("sentence1")["sentence2"].apply(lambda s: {normalise(x) for x in s}).to_dict()

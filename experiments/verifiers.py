@@ -34,22 +34,51 @@ MEASURES = [nDCG @ 10, RR @ 10, Success @ 1, Success @ 10]
 
 def training_rows(args) -> pd.DataFrame:
     retrieval = retrieval_triplets("irds:beir/scifact/train")
-    sentences = corpus_sentences("irds:beir/scifact/train", limit=args.sentences, seed=args.seed)
-    edits = RuleBasedGenerator().generate(sentences, verbose=True).table
+    if args.edits and Path(args.edits).exists():
+        edits = pd.read_json(args.edits, lines=True)
+    else:
+        sentences = corpus_sentences("irds:beir/scifact/train", limit=args.sentences, seed=args.seed)
+        edits = RuleBasedGenerator().generate(sentences, verbose=True).table
     structural = structural_triplets(edits)
     n_struct = min(len(structural), int(round(len(retrieval) * args.share / (1 - args.share))))
     return mix_rows(retrieval, structural, share=n_struct / (n_struct + len(retrieval)), seed=args.seed)
+
+
+def export_default(verifier) -> None:
+    """Copy a frozen head's artifact (meta + weights, a few MB) into the package as the default weights."""
+    import shutil
+
+    target = Path(cv.__file__).parent / "weights" / "f4-minilm-frozen"
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("pt_meta.json", "head.safetensors"):
+        shutil.copyfile(Path(verifier.path) / name, target / name)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--frozen-steps", type=int, default=200)
     parser.add_argument("--e2e-steps", type=int, default=100)
-    parser.add_argument("--heads", default="F3,F4")
-    parser.add_argument("--modes", default="frozen,end-to-end")
+    parser.add_argument(
+        "--configs",
+        default="F4:frozen,F4:end-to-end,F3:frozen,F3:end-to-end",
+        help="comma-separated head:mode pairs to train",
+    )
     parser.add_argument("--share", type=float, default=0.5, help="structural share of the training rows")
-    parser.add_argument("--sentences", type=int, default=3000)
+    parser.add_argument("--sentences", type=int, default=3000, help="sentences to edit when --edits is absent")
+    parser.add_argument(
+        "--edits",
+        default=str(DEFAULT_INDEX_DIR / "negatives-scifact.jsonl"),
+        help="edits from `compverify negatives` (generated here when the file is absent)",
+    )
+    parser.add_argument("--batch-size", type=int, default=16, help="the paper used 32; 16 fits 2 CPU cores")
+    parser.add_argument("--cnn-channels", default="32,64", help="F3 channels (the paper: 128,256)")
+    parser.add_argument(
+        "--export-default",
+        action="store_true",
+        help="copy the frozen F4 head into the package as MapVerifier()'s default weights",
+    )
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--collections", default=",".join(COLLECTIONS))
     parser.add_argument("--nearmiss-per-category", type=int, default=200)
     parser.add_argument("--work", default=str(DEFAULT_INDEX_DIR / "verifiers"))
     parser.add_argument("--out", default="experiments/results/verifiers")
@@ -65,20 +94,31 @@ def main() -> None:
     print(f"training rows: {len(rows)} ({rows['kind'].value_counts().to_dict()})")
 
     verifiers, timings = {}, {}
-    for head in args.heads.split(","):
-        for mode in args.modes.split(","):
-            steps = args.frozen_steps if mode == "frozen" else args.e2e_steps
-            config = VerifierTrainingConfig(head=head, mode=mode, steps=steps, seed=args.seed, save_steps=50)
-            encoder = base if mode == "frozen" else cv.TokenEncoder(device="cpu")
-            t = time.time()
-            verifier, log = train_verifier(rows, work / f"{head}-{mode}-{args.seed}", encoder=encoder, config=config)
-            timings[f"{head} {mode}"] = {
-                "train_s": round(time.time() - t, 1),
-                "steps": steps,
-                "pairs_per_s": round(steps * 32 * 33 / (time.time() - t), 1),
-                "final_loss": round(log[-1]["loss"], 4) if log else None,
-            }
-            verifiers[f"{head} {mode}"] = verifier
+    for pair in args.configs.split(","):
+        head, mode = pair.split(":")
+        steps = args.frozen_steps if mode == "frozen" else args.e2e_steps
+        head_config = {"channels": [int(c) for c in args.cnn_channels.split(",")]} if head == "F3" else {}
+        config = VerifierTrainingConfig(
+            head=head,
+            head_config=head_config,
+            mode=mode,
+            steps=steps,
+            batch_size=args.batch_size,
+            seed=args.seed,
+            save_steps=25,
+        )
+        encoder = base if mode == "frozen" else cv.TokenEncoder(device="cpu")
+        t = time.time()
+        verifier, log = train_verifier(rows, work / f"{head}-{mode}-{args.seed}", encoder=encoder, config=config)
+        timings[f"{head} {mode}"] = {
+            "train_s": round(time.time() - t, 1),
+            "steps": steps,
+            "pairs_per_s": round(steps * args.batch_size * (args.batch_size + 1) / (time.time() - t), 1),
+            "final_loss": round(log[-1]["loss"], 4) if log else None,
+        }
+        verifiers[f"{head} {mode}"] = verifier
+        if args.export_default and head == "F4" and mode == "frozen":
+            export_default(verifier)
 
     def rerankers(store_for):
         """name -> (reranker, head parameters)."""
@@ -97,7 +137,7 @@ def main() -> None:
         return out
 
     retrieval_tables = []
-    for dataset_id in COLLECTIONS:
+    for dataset_id in args.collections.split(","):
         collection = load_collection(dataset_id)
         stores = {}
 

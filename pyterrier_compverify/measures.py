@@ -90,6 +90,7 @@ def nearmiss_table(scorers: Mapping[str, pt.Transformer], triplets: pd.DataFrame
                     "kind": g["kind"].iloc[0],
                     "n": len(g),
                     "win_rate": win_rate(pos, neg),
+                    "tie_rate": tie_rate(pos, neg),
                     "auc": roc_auc(pos, neg),
                     "mean_nearmiss_sim": float(neg.mean()),
                     "mean_positive_sim": float(pos.mean()),

@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from .encoder import TokenEncoder, check_texts
-from .heads import FixedHead, MaxSimHead, bag_of_similarities, pooled_cosine, soft_align
+from .heads import ConditionalPenalty, FixedHead, MaxSimHead, bag_of_similarities, pooled_cosine, soft_align
 from .simmap import pad_token_states, similarity_map
 from .store import TokenStore
 
@@ -153,9 +153,20 @@ class LearnedVerifier(TokenReranker):
 
     HEAD = ""
 
-    def __init__(self, verifier=None, *, encoder: TokenEncoder | None = None, device=None, **kwargs):
+    def __init__(
+        self,
+        verifier=None,
+        *,
+        encoder: TokenEncoder | None = None,
+        device=None,
+        penalty: dict | None = None,
+        **kwargs,
+    ):
+        """``penalty``, e.g. ``{"beta": 0.5, "tau": 0.9}``, scores with MaxSim minus the conditional penalty
+        beta * sigmoid(20 (MaxSim - tau)) * (1 - v) instead of the verifier's own score v."""
         from .verifier import Verifier
 
+        self.penalty = penalty
         if verifier is None:
             verifier = default_verifier_path(self.HEAD)
         self.verifier = verifier if isinstance(verifier, Verifier) else Verifier(verifier)
@@ -175,11 +186,13 @@ class LearnedVerifier(TokenReranker):
         return cls(Verifier.from_hf(name_or_path.removeprefix("hf:")), **kwargs)
 
     def build_head(self) -> nn.Module:
-        return self.verifier.load_head()
+        head = self.verifier.load_head()
+        return ConditionalPenalty(head, **self.penalty) if self.penalty else head
 
     def __repr__(self) -> str:
         store = f", store={self.store!r}" if self.store is not None else ""
-        return f"{type(self).__name__}({self.verifier!r}{store})"
+        penalty = f", penalty={self.penalty}" if self.penalty else ""
+        return f"{type(self).__name__}({self.verifier!r}{store}{penalty})"
 
 
 class MapVerifier(LearnedVerifier):

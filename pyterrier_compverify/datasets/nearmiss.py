@@ -24,16 +24,17 @@ _CONDAQA_URL = "https://raw.githubusercontent.com/AbhilashaRavichander/CondaQA/m
 COLUMNS = ["id", "source", "category", "kind", "anchor", "positive", "near_miss"]
 
 
+def sugarcrepe_items(category: str) -> dict[str, dict]:
+    """The items of one SugarCrepe category by key: ``filename``, ``caption``, ``negative_caption``."""
+    path = local.source_file(f"nearmiss/sugarcrepe/{category}.json", _SUGARCREPE_URL.format(category=category))
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
 @cache
 def sugarcrepe_triplets(categories: tuple[str, ...] = SUGARCREPE_CATEGORIES) -> pd.DataFrame:
     """One row per SugarCrepe item whose image has another caption: anchor = the caption, near_miss = its
     human-edited wrong caption, positive = another caption of the same image (the first in sorted order)."""
-    data = {
-        c: json.loads(
-            local.source_file(f"nearmiss/sugarcrepe/{c}.json", _SUGARCREPE_URL.format(category=c)).read_text()
-        )
-        for c in SUGARCREPE_CATEGORIES
-    }
+    data = {c: sugarcrepe_items(c) for c in SUGARCREPE_CATEGORIES}
     captions = defaultdict(set)
     for items in data.values():
         for item in items.values():

@@ -8,7 +8,7 @@ temperature (0.1); cross-entropy to p_i. All B x (B + 1) maps of a batch go thro
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -24,6 +24,7 @@ from .triplets import load_triplets
 @dataclass
 class VerifierTrainingConfig:
     head: str = "F4"
+    head_config: dict = field(default_factory=dict)  # extra head arguments, e.g. {"channels": [32, 64]} for F3
     mode: str = "frozen"  # or "end-to-end"
     steps: int = 300
     batch_size: int = 32
@@ -160,7 +161,8 @@ def train_verifier(
     frame = load_triplets(rows)
     encoder = encoder or TokenEncoder()
     torch.manual_seed(config.seed)
-    head = build_head(config.head, dim=encoder.dim)
+    head_config = {"dim": encoder.dim, **config.head_config}
+    head = build_head(config.head, **head_config)
     model = VerifierModel(encoder, head, train_encoder=config.mode == "end-to-end", temperature=config.temperature)
     output_dir = Path(output_dir)
     checkpoints = output_dir / "checkpoints"
@@ -207,6 +209,12 @@ def train_verifier(
         encoder.weights_changed()
     log = [entry for entry in trainer.state.log_history if "loss" in entry]
     verifier = Verifier.save(
-        output_dir, encoder, head, config.head, training=asdict(config), fine_tuned=model.train_encoder
+        output_dir,
+        encoder,
+        head,
+        config.head,
+        head_config=head_config,
+        training=asdict(config),
+        fine_tuned=model.train_encoder,
     )
     return verifier, log
