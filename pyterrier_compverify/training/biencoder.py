@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..encoder import DEFAULT_MODEL, TokenEncoder, resolve_model_path
+from .hf import run_training, training_arguments
 from .triplets import load_triplets
 
 
@@ -48,7 +49,6 @@ def train_encoder(
         SentenceTransformerTrainingArguments,
     )
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
-    from transformers.trainer_utils import get_last_checkpoint
 
     config = config or EncoderTrainingConfig()
     frame = load_triplets(rows)
@@ -56,23 +56,13 @@ def train_encoder(
     checkpoints = output_dir / "checkpoints"
     st = SentenceTransformer(resolve_model_path(model), device=device)
     st.max_seq_length = config.max_length
-    args = SentenceTransformerTrainingArguments(
-        output_dir=str(checkpoints),
-        max_steps=config.steps,
-        per_device_train_batch_size=config.batch_size,
-        learning_rate=config.lr,
-        weight_decay=config.weight_decay,
-        warmup_steps=config.warmup,
-        lr_scheduler_type="linear",
-        seed=config.seed,
-        data_seed=config.seed,
-        save_steps=config.save_steps,
-        save_total_limit=2,
-        logging_steps=config.logging_steps,
-        report_to="none",
-        disable_tqdm=not verbose,
+    args = training_arguments(
+        SentenceTransformerTrainingArguments,
+        checkpoints,
+        config,
+        lr=config.lr,
         use_cpu=st.device.type == "cpu",
-        dataloader_drop_last=True,
+        verbose=verbose,
     )
     dataset = Dataset.from_pandas(frame[["anchor", "positive", "negative"]].reset_index(drop=True))
     trainer = SentenceTransformerTrainer(
@@ -82,12 +72,7 @@ def train_encoder(
         loss=MultipleNegativesRankingLoss(st, scale=config.scale),
         callbacks=callbacks,
     )
-    if not verbose:
-        from transformers.trainer_callback import PrinterCallback
-
-        trainer.remove_callback(PrinterCallback)
-    last = get_last_checkpoint(str(checkpoints)) if resume and checkpoints.exists() else None
-    trainer.train(resume_from_checkpoint=last)
+    run_training(trainer, checkpoints, resume=resume, verbose=verbose)
     final = output_dir / "final"
     st.save(str(final))
     (final / "compverify_training.json").write_text(pd.Series({**asdict(config), "base_model": model}).to_json())

@@ -18,6 +18,7 @@ from torch import nn
 from ..encoder import TokenEncoder
 from ..heads import HEADS, build_head
 from ..simmap import similarity_map
+from .hf import run_training, training_arguments
 from .triplets import load_triplets
 
 
@@ -166,25 +167,15 @@ def train_verifier(
     model = VerifierModel(encoder, head, train_encoder=config.mode == "end-to-end", temperature=config.temperature)
     output_dir = Path(output_dir)
     checkpoints = output_dir / "checkpoints"
-    args = TrainingArguments(
-        output_dir=str(checkpoints),
-        max_steps=config.steps,
-        per_device_train_batch_size=config.batch_size,
-        learning_rate=config.head_lr,
-        weight_decay=config.weight_decay,
-        warmup_steps=config.warmup,
-        lr_scheduler_type="linear",
-        max_grad_norm=config.max_grad_norm,
-        seed=config.seed,
-        data_seed=config.seed,
-        save_steps=config.save_steps,
-        save_total_limit=2,
-        logging_steps=config.logging_steps,
-        report_to="none",
-        remove_unused_columns=False,
-        dataloader_drop_last=True,
-        disable_tqdm=not verbose,
+    args = training_arguments(
+        TrainingArguments,
+        checkpoints,
+        config,
+        lr=config.head_lr,
         use_cpu=encoder.device.type == "cpu",
+        verbose=verbose,
+        max_grad_norm=config.max_grad_norm,
+        remove_unused_columns=False,
     )
     trainer = _trainer_class()(
         model=model,
@@ -194,16 +185,7 @@ def train_verifier(
         encoder_lr=config.encoder_lr,
         callbacks=callbacks,
     )
-    if not verbose:
-        from transformers.trainer_callback import PrinterCallback
-
-        trainer.remove_callback(PrinterCallback)
-    last = None
-    if resume and checkpoints.exists():
-        from transformers.trainer_utils import get_last_checkpoint
-
-        last = get_last_checkpoint(str(checkpoints))
-    trainer.train(resume_from_checkpoint=last)
+    run_training(trainer, checkpoints, resume=resume, verbose=verbose)
     model.eval()
     if model.train_encoder:
         encoder.weights_changed()
