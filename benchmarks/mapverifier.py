@@ -9,16 +9,16 @@ Writes benchmarks/results/mapverifier.{md,json}.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import torch
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets import load_collection
 from pyterrier_compverify.evaluate import DEFAULT_INDEX_DIR, build_indices
+from pyterrier_compverify.results import write_table
 
 
 def paper_loop(verifier: cv.MapVerifier, frame, texts: dict, size: int = 128) -> list[float]:
@@ -45,6 +45,7 @@ def main() -> None:
     parser.add_argument("--loop-queries", type=int, default=3)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "mapverifier"))
     args = parser.parse_args()
+    started = time.time()
     cv.setup_local_data()
     collection = load_collection("irds:beir/scifact/test")
     verifier = cv.MapVerifier(args.verifier, device="cpu") if args.verifier else cv.MapVerifier(device="cpu")
@@ -65,7 +66,6 @@ def main() -> None:
     loop_ms = 1000 * (time.perf_counter() - start) / args.loop_queries
     fast_few = fast_res.set_index(["qid", "docno"]).loc[list(zip(few["qid"], few["docno"])), "score"].to_numpy()
     result = {
-        "command": "python " + " ".join(sys.argv),
         "verifier": str(verifier.verifier.path),
         "head_parameters": sum(p.numel() for p in verifier.head.parameters()),
         "store_ms_per_query": round(fast_ms, 2),
@@ -74,13 +74,15 @@ def main() -> None:
         "loop_queries": args.loop_queries,
         "max_abs_score_diff": round(float(abs(fast_few - loop_scores).max()), 5),
     }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
-    lines = ["# MapVerifier from a TokenStore vs the paper's per-pair 128x128 loop", "", f"`{result['command']}`", ""]
-    lines += ["| measurement | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in result.items() if k != "command"]
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    table = pd.DataFrame(list(result.items()), columns=["measurement", "value"]).astype(str)
+    write_table(
+        table,
+        Path(args.out),
+        "MapVerifier from a TokenStore vs the paper's per-pair 128x128 loop",
+        encoder,
+        time.time() - started,
+    )
+    print(table.to_markdown(index=False))
 
 
 if __name__ == "__main__":

@@ -9,18 +9,18 @@ Writes benchmarks/results/maxsim_store.{md,json}.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import torch
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets import load_collection
 from pyterrier_compverify.evaluate import DEFAULT_INDEX_DIR, build_indices
+from pyterrier_compverify.results import write_table
 
 
 def timed(fn, repeat: int = 1):
@@ -58,6 +58,7 @@ def main() -> None:
     parser.add_argument("--encode-docs", type=int, default=512, help="documents for the throughput comparison")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "maxsim_store"))
     args = parser.parse_args()
+    started = time.time()
     cv.setup_local_data()
 
     collection = load_collection(args.dataset)
@@ -88,7 +89,6 @@ def main() -> None:
     store_ms = 1000 * store_s / n_queries
     text_ms = 1000 * text_s / args.text_queries
     result = {
-        "command": "python " + " ".join(sys.argv),
         "machine": f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads",
         "dataset": args.dataset,
         "depth": args.depth,
@@ -104,13 +104,15 @@ def main() -> None:
         "sentence_transformers_tokens_per_s": round(n_tokens / st_s),
         "token_encoder_vs_st_throughput": round(st_s / ours_s, 3),
     }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
-    lines = ["# MaxSim from a TokenStore vs from text; encoding throughput", "", f"Command: `{result['command']}`", ""]
-    lines += ["| measurement | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in result.items() if k != "command"]
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    table = pd.DataFrame(list(result.items()), columns=["measurement", "value"]).astype(str)
+    write_table(
+        table,
+        Path(args.out),
+        "MaxSim from a TokenStore vs from text; encoding throughput",
+        encoder,
+        time.time() - started,
+    )
+    print(table.to_markdown(index=False))
 
 
 if __name__ == "__main__":
