@@ -159,30 +159,85 @@ def run_evaluation(
     systems = standard_pipelines(indices, encoder, depth=depth)
     if reference:
         systems["ST.encode + exact cosine (reference)"] = plain_dense_run(collection, encoder, topics)
-    names = list(systems)
+    runs = {name: system if isinstance(system, pd.DataFrame) else system(topics) for name, system in systems.items()}
+    names = list(runs)
+    measures = MEASURES + collection.extra_measures
     results = pt.Experiment(
-        list(systems.values()),
+        list(runs.values()),
         topics,
         qrels,
-        eval_metrics=MEASURES,
+        eval_metrics=measures,
         names=names,
         baseline=names.index(baseline) if baseline in names else None,
         round=4,
         verbose=verbose,
     )
+    sections = [
+        summary_table(results, [str(m) for m in measures]).to_markdown(index=False, disable_numparse=True),
+        "",
+        "`*`: paired t-test p < 0.05 against the baseline (the row without p-values).",
+    ]
+    types = collection.query_types()
+    if types:
+        per_type = by_query_type(runs, topics, qrels, types, measures)
+        errors = error_view(runs, qrels, types)
+        sections += [
+            "",
+            "## nDCG@10 per query type",
+            "",
+            per_type.to_markdown(),
+            "",
+            "## Misses: relevant documents in BM25's top 10 but not the system's (literal miss) or in "
+            "neither (other miss), queries per type",
+            "",
+            errors.to_markdown(),
+        ]
+    sections += ["", "## All columns", "", results.to_markdown(index=False)]
     elapsed = time.time() - started
     if out_dir is not None:
-        markdown = "\n".join(
-            [
-                summary_table(results, [str(m) for m in MEASURES]).to_markdown(index=False, disable_numparse=True),
-                "",
-                "`*`: paired t-test p < 0.05 against the baseline (the row without p-values). All columns:",
-                "",
-                results.to_markdown(index=False),
-            ]
-        )
+        markdown = "\n".join(sections)
         write_table(results, Path(out_dir) / f"evaluate-{collection.name}", dataset_id, encoder, elapsed, markdown)
     return results
+
+
+def by_query_type(runs: dict, topics, qrels, types: dict, measures) -> pd.DataFrame:
+    """Mean per-query nDCG@10 by query type (rows) and system (columns), with the number of queries."""
+    table = {}
+    for name, run in runs.items():
+        per_query = pt.Experiment([run], topics, qrels, [nDCG @ 10], names=[name], perquery=True)
+        per_query["type"] = per_query["qid"].map(types)
+        table[name] = per_query.groupby("type")["value"].mean()
+    out = pd.DataFrame(table).round(4)
+    out.insert(0, "queries", pd.Series(types).value_counts())
+    return out
+
+
+def error_view(runs: dict, qrels: pd.DataFrame, types: dict, k: int = 10) -> pd.DataFrame:
+    """Per system and query type: queries with no relevant document in the system's top k although BM25 has
+    one there (literal miss), and queries that neither finds (other miss)."""
+    relevant = qrels[qrels["label"] > 0].groupby("qid")["docno"].apply(set)
+
+    def hits(run):
+        top = run[run["rank"] < k].groupby("qid")["docno"].apply(set)
+        return {qid: bool(top.get(qid, set()) & docs) for qid, docs in relevant.items()}
+
+    bm25 = hits(runs["BM25"])
+    rows = []
+    for name, run in runs.items():
+        if name == "BM25":
+            continue
+        found = hits(run)
+        for qid in relevant.index:
+            if not found[qid]:
+                kind = "literal miss" if bm25[qid] else "other miss"
+                rows.append({"system": name, "type": types.get(qid, "unknown"), "kind": kind})
+    if not rows:
+        return pd.DataFrame()
+    return pd.crosstab(
+        [pd.Series([r["system"] for r in rows], name="system"), pd.Series([r["kind"] for r in rows], name="miss")],
+        pd.Series([r["type"] for r in rows], name="type"),
+        margins=True,
+    )
 
 
 def summary_table(results: pd.DataFrame, measures: list[str]) -> pd.DataFrame:

@@ -55,3 +55,28 @@ def test_local_collections_load(data_dir, dataset_id, n_topics, n_docs):
     assert len(c.topics()) == n_topics
     assert (c.qrels()["label"] >= 0).all()
     assert sum(1 for _ in c.corpus_iter()) == n_docs
+
+
+def test_error_view_and_per_type_table():
+    import pandas as pd
+    from ir_measures import nDCG
+
+    from pyterrier_compverify.evaluate import by_query_type, error_view
+
+    qrels = pd.DataFrame({"qid": ["1", "2", "3"], "docno": ["a", "b", "c"], "label": [2, 1, 2]})
+    topics = pd.DataFrame({"qid": ["1", "2", "3"], "query": ["x", "y", "z"]})
+
+    def run(rows):
+        frame = pd.DataFrame(rows, columns=["qid", "docno", "score"])
+        return pt.model.add_ranks(frame)
+
+    bm25 = run([("1", "a", 2.0), ("2", "z", 1.0), ("3", "c", 1.0)])
+    dense = run([("1", "q", 2.0), ("2", "b", 1.0), ("3", "z", 1.0)])
+    types = {"1": "object", "2": "object", "3": "event"}
+    errors = error_view({"BM25": bm25, "Dense": dense}, qrels, types)
+    assert errors.loc[("Dense", "literal miss"), "object"] == 1  # q1: BM25 found a, dense did not
+    assert errors.loc[("Dense", "literal miss"), "event"] == 1
+    assert ("Dense", "other miss") not in errors.index
+    table = by_query_type({"BM25": bm25, "Dense": dense}, topics, qrels, types, [nDCG @ 10])
+    assert table.loc["object", "queries"] == 2 and table.loc["event", "Dense"] == 0.0
+    assert table.loc["object", "BM25"] == 0.5

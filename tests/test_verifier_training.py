@@ -93,3 +93,24 @@ def test_bad_config():
         VerifierTrainingConfig(mode="sideways")
     with pytest.raises(ValueError, match="unknown head"):
         VerifierTrainingConfig(head="F9")
+
+
+def test_conditional_penalty_only_lowers_near_duplicates(tmp_path, tiny_encoder):
+    from pyterrier_compverify import MaxSim
+
+    verifier, _ = train_verifier(ROWS, tmp_path / "p", encoder=tiny_encoder, config=config(steps=2), verbose=False)
+    frame = pd.DataFrame(
+        {
+            "qid": ["1"] * 3,
+            "query": ["a red cat"] * 3,
+            "docno": ["same", "near", "far"],
+            "text": ["a red cat", "a blue cat", "the protein gene science"],
+        }
+    )
+    plain = MapVerifier(verifier, encoder=tiny_encoder)(frame).set_index("docno")["score"]
+    base = MaxSim(tiny_encoder)(frame).set_index("docno")["score"]
+    penalised = MapVerifier(verifier, encoder=tiny_encoder, penalty={"beta": 0.5, "tau": 0.9})(frame)
+    penalised = penalised.set_index("docno")["score"]
+    expected = base - 0.5 * torch.sigmoid(20 * (torch.tensor(base.to_numpy()) - 0.9)).numpy() * (1 - plain)
+    assert penalised.to_numpy() == pytest.approx(expected.to_numpy(), abs=1e-5)
+    assert (penalised <= base + 1e-6).all()

@@ -57,6 +57,21 @@ class Collection:
         topics["query"] = topics["query"].map(self._text)
         return topics
 
+    @property
+    def extra_measures(self) -> list:
+        """Measures the collection's paper reports beyond the standard ones (CapRetrieval: nDCG@1, nDCG@5)."""
+        from ir_measures import nDCG
+
+        return [nDCG @ 1, nDCG @ 5] if "capretrieval" in self.dataset_id else []
+
+    def query_types(self) -> dict[str, str] | None:
+        """qid -> query type, for collections that have types (CapRetrieval)."""
+        if "capretrieval" not in self.dataset_id:
+            return None
+        from .capretrieval import query_types
+
+        return query_types()
+
     def qrels(self) -> pd.DataFrame:
         qrels = self.dataset.get_qrels()[["qid", "docno", "label"]].copy()
         qrels["qid"] = qrels["qid"].astype(str)
