@@ -106,9 +106,11 @@ def test_spatial_leaves_non_spatial_words(gen, sentence):
 
 
 def test_paraphrase(gen):
-    assert outputs(gen, "The lamp is to the left of the sofa.", "paraphrase") == {
-        "The lamp is to the left of the couch.": "paraphrase/synonym"
+    assert outputs(gen, "Main outcome measure was total mortality.", "paraphrase") == {
+        "Principal outcome measure was total mortality.": "paraphrase/synonym"
     }
+    assert outputs(gen, "The lamp is to the left of the sofa.", "paraphrase") == {}  # adjectives only
+    assert outputs(gen, "Calls by both doctors and nurses rose.", "paraphrase") == {}  # "both ... and" stays
     assert outputs(gen, "Cats and dogs are friends.", "paraphrase")["Dogs and cats are friends."] == (
         "paraphrase/reorder-and"
     )
@@ -170,7 +172,7 @@ def test_bad_inputs(gen):
 
 
 def test_generate(gen):
-    sentences = ["The tall man greeted the short woman.", "The lamp is to the left of the sofa.", "Hello."]
+    sentences = ["The tall man greeted the short woman.", "The main lamp is to the left of the sofa.", "Hello."]
     result = gen.generate(sentences, verbose=False, batch_size=2)
     assert isinstance(result, GenerationResult) and result.n_input == 3
     table = result.table
@@ -183,7 +185,7 @@ def test_generate(gen):
     assert len(every) > len(table)
     assert table.equals(gen.generate(sentences, verbose=False, seed=0).table)  # reproducible
     only = RuleBasedGenerator(("spatial",), nlp=gen.nlp).generate(sentences, verbose=False).table
-    assert list(only.sentence2) == ["The lamp is to the right of the sofa."]
+    assert list(only.sentence2) == ["The main lamp is to the right of the sofa."]
     with pytest.raises(ValueError, match="unknown categories"):
         RuleBasedGenerator(("sarcasm",))
 

@@ -232,8 +232,40 @@ def _modifiers(noun) -> list:
             continue
         if _in_term(child, noun) or _not_adjective(child):  # "intensive care unit"; "suppress" tagged JJ
             continue
+        if adjective and not _qualitative(child):  # "renal failure", "western blotting": a term, not an attribute
+            continue
         out.append(child)
     return out
+
+
+_COLOURS = set("red orange yellow green blue purple pink brown black white grey gray silver golden".split())
+_RELATIONAL_WITH_ANTONYMS = set(  # WordNet gives these antonyms, but in abstracts they mostly name kinds, not traits
+    "specific multiple significant prospective retrospective soluble insoluble western eastern controversial "
+    "mechanical clinical physical chemical biological natural artificial public private internal external "
+    "primary secondary direct indirect active inactive positive negative".split()
+)
+
+
+def _qualitative(token) -> bool:
+    """Whether an adjective names a property an entity can have or lack (tall/short, high/low, chronic/acute, a
+    colour): its first WordNet sense is a head adjective with a direct antonym. Relational adjectives ("renal",
+    "retinal", "coronary") have none and mostly form fixed terms, so swapping them makes nonsense."""
+    from .wordnet import load_wordnet
+
+    word = token.lower_
+    if word in _COLOURS:
+        return True
+    if word in _RELATIONAL_WITH_ANTONYMS:
+        return False
+    try:
+        synsets = load_wordnet().synsets(word, "a")
+    except (ImportError, OSError):
+        return False
+    return (
+        bool(synsets)
+        and synsets[0].pos() == "a"
+        and any(lemma.name() == word and lemma.antonyms() for lemma in synsets[0].lemmas())
+    )
 
 
 def _in_term(modifier, noun) -> bool:
@@ -341,7 +373,7 @@ def _swap_nps(doc, first, second, verbs, rule: str) -> Candidate | None:
     if np1 is None or np2 is None or np1[2] > np2[0] or first.lemma_.lower() == second.lemma_.lower():
         return None
     same_number = _number(first) == _number(second)
-    if not same_number and any(_present(v) for v in verbs):
+    if not same_number:  # swapping numbers breaks agreement with verbs, pronouns and quantifiers too often
         return None
     s1, s2 = (np1[1], np1[2]), (np2[1], np2[2])
     if not same_number or np1[1] == np1[0] or np2[1] == np2[0]:  # move the determiners with their nouns
@@ -512,6 +544,9 @@ def spatial(doc) -> list[Candidate]:
 
 _LIGHT_VERBS = {"be", "have", "do", "get", "make", "take", "go", "give", "let", "put", "set", "come", "say"}
 _WN_POS = {"NOUN": "n", "VERB": "v", "ADJ": "a"}
+# synonyms are swapped for adjectives only: on a read sample of scientific sentences, verb and noun synonyms took
+# the wrong sense too often ("detected" -> "noticed", "excluded" -> "omitted", "cluster" -> "clump")
+_SYNONYM_POS = ("ADJ",)
 # words whose everyday first WordNet sense is not their scientific one ("significant" -> "important",
 # "results" -> "effects", "differentiate" -> "distinguish", "study" -> "survey", "culture" -> "civilization")
 _TECHNICAL = set(
@@ -595,7 +630,7 @@ def _synonym(token) -> str | None:
 def _synonyms(doc) -> list[Candidate]:
     out = []
     for token in doc:
-        if token.pos_ not in _WN_POS or not token.is_alpha or token.is_stop or token.like_num or token.ent_type_:
+        if token.pos_ not in _SYNONYM_POS or not token.is_alpha or token.is_stop or token.like_num or token.ent_type_:
             continue
         if len(token) < 3 or (token.i > 0 and token.text[:1].isupper()) or token.text.isupper():
             continue
@@ -625,6 +660,9 @@ def _ends_phrase(token) -> bool:
     return token.is_punct or token.pos_ in ("ADP", "VERB", "AUX", "SCONJ", "PART") or token.tag_ in ("WDT", "WP")
 
 
+_CORRELATIVES = {"both", "either", "neither", "between"}  # "both A and B": the pair is fixed in place
+
+
 def _reorder_conjuncts(doc) -> list[Candidate]:
     if any(t.lower_ == "respectively" for t in doc):
         return []
@@ -645,6 +683,10 @@ def _reorder_conjuncts(doc) -> list[Candidate]:
             continue
         if (a0 > 0 and doc[a0 - 1].lower_ in ("and", "or", ",")) or (b1 < len(doc) and not _ends_phrase(doc[b1])):
             continue  # part of a longer list, or a shared head ("hematoxylin and eosin staining")
+        if any(t.lower_ in _CORRELATIVES for t in doc[max(0, a0 - 1) : a1]):
+            continue
+        if b1 < len(doc) and (doc[b1].tag_ == "WRB" or second.pos_ != "NOUN" or first.pos_ not in ("NOUN", "PROPN")):
+            continue  # "the body and details why ...": "details" is a verb the parser took for a noun
         if a1 - a0 > 1 and doc[a0].dep_ != "det":
             continue  # the modifiers may be shared: "Norrin mRNA and protein", "confocal microscopy and imaging"
         if a1 - a0 == 1 and first.tag_ == "NN" and second.tag_ == "NNS":
