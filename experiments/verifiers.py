@@ -30,6 +30,7 @@ from pyterrier_compverify.training.data import corpus_sentences, mix_rows, retri
 
 COLLECTIONS = ["irds:beir/scifact/test", "irds:cranfield", "compverify/capretrieval/en"]
 MEASURES = [nDCG @ 10, RR @ 10, Success @ 1, Success @ 10]
+PENALTY = {"beta": 0.5, "tau": 0.9}  # PAPERS.md: beta about 0.5-1, tau 0.9
 
 
 def training_rows(args) -> pd.DataFrame:
@@ -134,6 +135,8 @@ def main() -> None:
             )
             reranker = verifier.reranker(encoder=encoder, store=store_for(encoder))
             out[f"{name}"] = (reranker, sum(p.numel() for p in reranker.head.parameters()))
+            penalised = verifier.reranker(encoder=encoder, store=store_for(encoder), penalty=PENALTY)
+            out[f"F1 MaxSim - penalty({name})"] = (penalised, sum(p.numel() for p in penalised.head.parameters()))
         return out
 
     retrieval_tables = []

@@ -38,3 +38,14 @@ __all__ = [
     "maxsim",
     "setup_local_data",
 ]
+
+_SUBMODULES = ("datasets", "measures", "negatives", "training")
+
+
+def __getattr__(name: str):
+    """``cv.training``, ``cv.negatives``, ``cv.measures``: imported on first use (negatives needs spaCy)."""
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
