@@ -70,3 +70,19 @@ def test_demo_runs_and_dense_matches_plain_sentence_transformers(tmp_path, capsy
     topics, qrels = collection.topics(), collection.qrels()
     res = pt.Experiment([dense, plain_dense_run(collection, encoder, topics)], topics, qrels, MEASURES)
     assert abs(res["nDCG@10"][0] - res["nDCG@10"][1]) < 1e-6
+
+
+def test_packaged_mapverifier_loads_and_matches_store_and_text(minilm, scifact_docs, tmp_path):
+    verifier = cv.MapVerifier(encoder=minilm)
+    assert verifier.verifier.meta["head"] == "F4" and not verifier.verifier.meta["fine_tuned_encoder"]
+    store = cv.TokenStore(tmp_path / "s.tokens").indexer(minilm, verbose=False).index(scifact_docs[:20])
+    frame = pd.DataFrame(
+        [
+            {"qid": "1", "query": "white matter development in newborns", "docno": d["docno"], "text": d["text"]}
+            for d in scifact_docs[:20]
+        ]
+    )
+    from_text = verifier(frame).sort_values("docno")
+    from_store = cv.MapVerifier(encoder=minilm, store=store)(frame.drop(columns=["text"])).sort_values("docno")
+    np.testing.assert_allclose(from_text["score"], from_store["score"], atol=5e-3)
+    assert from_text["score"].between(-1, 1).all()
