@@ -11,10 +11,8 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import ir_datasets
-from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, GenericDoc, GenericQuery, TrecQrel
-
 from . import local
+from .registration import register_dataset
 
 UPSTREAM = "https://raw.githubusercontent.com/lxucs/CapRetrieval/main/dataset/{folder}/{file}"
 _FOLDERS = {"zh": "CapRetrieval", "en": "CapRetrievalEn"}
@@ -38,61 +36,6 @@ def _queries(lang: str) -> list[dict]:
     return [q for q in _jsonl(source_file(lang, "queries.jsonl")) if q.get("positives")]
 
 
-class _Docs(BaseDocs):
-    def __init__(self, lang):
-        self.lang = lang
-
-    def docs_iter(self):
-        for d in _jsonl(source_file(self.lang, "candidates.jsonl")):
-            yield GenericDoc(d["id"], d["text"])
-
-    def docs_count(self):
-        return sum(1 for _ in self.docs_iter())
-
-    def docs_cls(self):
-        return GenericDoc
-
-    def docs_namespace(self):
-        return f"compverify/capretrieval/{self.lang}"
-
-    def docs_lang(self):
-        return self.lang
-
-
-class _Queries(BaseQueries):
-    def __init__(self, lang):
-        self.lang = lang
-
-    def queries_iter(self):
-        for q in _queries(self.lang):
-            yield GenericQuery(q["id"], q["query"])
-
-    def queries_cls(self):
-        return GenericQuery
-
-    def queries_namespace(self):
-        return f"compverify/capretrieval/{self.lang}"
-
-    def queries_lang(self):
-        return self.lang
-
-
-class _Qrels(BaseQrels):
-    def __init__(self, lang):
-        self.lang = lang
-
-    def qrels_iter(self):
-        for q in _queries(self.lang):
-            for p in q["positives"]:
-                yield TrecQrel(q["id"], p["id"], int(p["score"]), "0")
-
-    def qrels_cls(self):
-        return TrecQrel
-
-    def qrels_defs(self):
-        return {0: "not relevant", 1: "weakly relevant", 2: "strongly relevant"}
-
-
 def query_types() -> dict[str, str]:
     """qid -> query type (singleton_object, ..., complex_condition; 'unknown' where types.json has no entry).
 
@@ -107,6 +50,11 @@ def query_types() -> dict[str, str]:
 def register() -> None:
     """Register ``compverify/capretrieval/{zh,en}`` with ir_datasets (idempotent)."""
     for lang in LANGS:
-        name = f"compverify/capretrieval/{lang}"
-        if name not in ir_datasets.registry:
-            ir_datasets.registry.register(name, ir_datasets.Dataset(_Docs(lang), _Queries(lang), _Qrels(lang)))
+        register_dataset(
+            f"compverify/capretrieval/{lang}",
+            docs=lambda lang=lang: ((d["id"], d["text"]) for d in _jsonl(source_file(lang, "candidates.jsonl"))),
+            queries=lambda lang=lang: ((q["id"], q["query"]) for q in _queries(lang)),
+            qrels=lambda lang=lang: ((q["id"], p["id"], p["score"]) for q in _queries(lang) for p in q["positives"]),
+            qrel_defs={0: "not relevant", 1: "weakly relevant", 2: "strongly relevant"},
+            lang=lang,
+        )

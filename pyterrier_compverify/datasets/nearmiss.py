@@ -9,11 +9,10 @@ import json
 from collections import defaultdict
 from functools import cache
 
-import ir_datasets
 import pandas as pd
-from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, GenericDoc, GenericQuery, TrecQrel
 
 from . import local
+from .registration import register_dataset
 
 SUGARCREPE_CATEGORIES = ("add_att", "add_obj", "replace_att", "replace_obj", "replace_rel", "swap_att", "swap_obj")
 CONDAQA_CATEGORIES = ("affirmative", "scope")
@@ -119,68 +118,23 @@ def retrieval_task(triplets: pd.DataFrame) -> tuple[list[dict], pd.DataFrame, pd
     return docs, topics, qrels, near
 
 
-class _Task:
-    def __init__(self, source):
-        self.source = source
-
-    @cache  # noqa: B019 (one instance per registered dataset)
-    def task(self):
-        return retrieval_task(nearmiss_triplets(self.source))
-
-
-class _Docs(BaseDocs, _Task):
-    def docs_iter(self):
-        for d in self.task()[0]:
-            yield GenericDoc(d["docno"], d["text"])
-
-    def docs_count(self):
-        return len(self.task()[0])
-
-    def docs_cls(self):
-        return GenericDoc
-
-    def docs_namespace(self):
-        return f"compverify/nearmiss/{self.source}"
-
-    def docs_lang(self):
-        return "en"
-
-
-class _Queries(BaseQueries, _Task):
-    def queries_iter(self):
-        for row in self.task()[1].itertuples():
-            yield GenericQuery(row.qid, row.query)
-
-    def queries_cls(self):
-        return GenericQuery
-
-    def queries_namespace(self):
-        return f"compverify/nearmiss/{self.source}"
-
-    def queries_lang(self):
-        return "en"
-
-
-class _Qrels(BaseQrels, _Task):
-    def qrels_iter(self):
-        for row in self.task()[2].itertuples():
-            yield TrecQrel(row.qid, row.docno, 1, "0")
-
-    def qrels_cls(self):
-        return TrecQrel
-
-    def qrels_defs(self):
-        return {1: "the anchor text the query paraphrases"}
-
-
 def near_miss_docnos(dataset_id: str) -> dict[str, str]:
     """qid -> docno of the near-miss, for ``compverify/nearmiss/<source>`` ids."""
-    source = dataset_id.removeprefix("irds:").removeprefix("compverify/nearmiss/")
-    return retrieval_task(nearmiss_triplets(source))[3]
+    return _task(dataset_id.removeprefix("irds:").removeprefix("compverify/nearmiss/"))[3]
+
+
+@cache
+def _task(source: str):
+    return retrieval_task(nearmiss_triplets(source))
 
 
 def register() -> None:
+    """Register ``compverify/nearmiss/{sugarcrepe,condaqa}`` with ir_datasets (idempotent)."""
     for source in ("sugarcrepe", "condaqa"):
-        name = f"compverify/nearmiss/{source}"
-        if name not in ir_datasets.registry:
-            ir_datasets.registry.register(name, ir_datasets.Dataset(_Docs(source), _Queries(source), _Qrels(source)))
+        register_dataset(
+            f"compverify/nearmiss/{source}",
+            docs=lambda source=source: ((d["docno"], d["text"]) for d in _task(source)[0]),
+            queries=lambda source=source: _task(source)[1][["qid", "query"]].itertuples(index=False),
+            qrels=lambda source=source: _task(source)[2][["qid", "docno", "label"]].itertuples(index=False),
+            qrel_defs={1: "the anchor text the query paraphrases"},
+        )
