@@ -220,9 +220,9 @@ def _hyphenated(token) -> bool:
 def _modifiers(noun) -> list:
     """Single-word adjectives (and material nouns) before a noun, that can move to another noun."""
     out = []
-    # an adjective the parser hung on a compound ("a red [fire] hydrant") modifies the whole noun
-    lefts = [c for child in noun.lefts for c in ([child, *child.lefts] if child.dep_ == "compound" else [child])]
-    for child in lefts:
+    if any(child.dep_ == "compound" for child in noun.lefts):  # "high risk surgery": which noun does it modify?
+        return []
+    for child in noun.lefts:
         if list(child.children) or _hyphenated(child) or child.lower_ in _SWAP_STOP_ADJECTIVES:
             continue
         if child.i > 0 and _hyphenated(child.doc[child.i - 1]):  # "non-cell autonomous"
@@ -302,6 +302,35 @@ def _not_adjective(token) -> bool:
     return bool(wordnet.synsets(word, "n") or wordnet.synsets(word, "v")) or _ADJECTIVE_ENDING.search(word) is None
 
 
+def _same_entity(noun1, noun2) -> bool:
+    """Whether two nouns may name one entity: linked by a copula or apposition, or subject and attribute."""
+    for a, b in ((noun1, noun2), (noun2, noun1)):
+        if b.head.i == a.i and b.dep_ in ("appos", "attr", "conj"):
+            return True
+        if a.dep_ in ("nsubj", "nsubjpass") and b.dep_ in ("attr", "oprd") and a.head.i == b.head.i:
+            return True
+    return a.head.i == b.head.i and a.head.lemma_ == "be"
+
+
+def _near_synonyms(word1: str, word2: str) -> bool:
+    """Whether two adjectives share a WordNet synset or similar-to cluster (good/skilled, impaired/inefficient)."""
+    from .wordnet import load_wordnet
+
+    try:
+        wordnet = load_wordnet()
+    except (ImportError, OSError):
+        return False
+
+    def cluster(word):
+        out = set()
+        for synset in wordnet.synsets(word, "a"):
+            out.add(synset)
+            out.update(synset.similar_tos())
+        return out
+
+    return bool(cluster(word1) & cluster(word2))
+
+
 def _swap_amod(doc) -> list[Candidate]:
     """Swap one adjective of a noun with one of another noun of the same clause."""
     nouns = [t for t in doc if t.pos_ in ("NOUN", "PROPN") and t.lemma_.lower() not in _QUANTITIES and _modifiers(t)]
@@ -310,11 +339,13 @@ def _swap_amod(doc) -> list[Candidate]:
         for noun2 in nouns[a + 1 :]:
             if noun1.lemma_.lower() == noun2.lemma_.lower() or _clause_head(noun1).i != _clause_head(noun2).i:
                 continue
+            if _same_entity(noun1, noun2):  # "a valuable model is a dynamic tool": nothing moves
+                continue
             words1 = {t.lower_ for c in noun1.lefts for t in c.subtree}
             words2 = {t.lower_ for c in noun2.lefts for t in c.subtree}
             for adj1 in _modifiers(noun1):
                 for adj2 in _modifiers(noun2):
-                    if adj1.lower_ in words2 or adj2.lower_ in words1:
+                    if adj1.lower_ in words2 or adj2.lower_ in words1 or _near_synonyms(adj1.lower_, adj2.lower_):
                         continue
                     new1 = adj2.text if _keeps_case(adj2) else adj2.lower_
                     new2 = adj1.text if _keeps_case(adj1) else adj1.lower_
@@ -337,7 +368,17 @@ def _noun_phrase(token):
         return None
     if token.like_num or not any(c.isalpha() for c in token.text):
         return None
+    if any(child.dep_ not in ("punct",) for child in token.rights):  # "the function of X": "of X" would strand
+        return None
+    if (
+        token.text.isupper()
+        and len(token) > 1
+        or any(t.text in "()[]" for t in token.doc[max(0, token.i - 3) : token.i + 2])
+    ):
+        return None  # section labels ("CONCLUSIONS"), abbreviations in parentheses
     left = [t for child in token.lefts for t in child.subtree]
+    if len(left) > 2:
+        return None
     if any(t.dep_ not in _PRE_MODIFIERS or (t.dep_ == "punct" and t.text != "-") for t in left):
         return None
     if any(t.dep_ == "det" and t.lower_ not in _PLAIN_DETERMINERS for t in left):  # no, each, any, ...
@@ -550,6 +591,7 @@ _SYNONYM_POS = ("ADJ",)
 # words whose everyday first WordNet sense is not their scientific one ("significant" -> "important",
 # "results" -> "effects", "differentiate" -> "distinguish", "study" -> "survey", "culture" -> "civilization")
 _TECHNICAL = set(
+    "mixed extended prolonged endless sundry "
     "significant result study differentiate express expression culture model control trial subject case rate level "
     "activity response effect analysis treatment condition factor group cell power mean normal positive negative "
     "sensitive resistant association interaction signal sign mark marker development report stress state order "
@@ -684,6 +726,14 @@ def _reorder_conjuncts(doc) -> list[Candidate]:
         if (a0 > 0 and doc[a0 - 1].lower_ in ("and", "or", ",")) or (b1 < len(doc) and not _ends_phrase(doc[b1])):
             continue  # part of a longer list, or a shared head ("hematoxylin and eosin staining")
         if any(t.lower_ in _CORRELATIVES for t in doc[max(0, a0 - 1) : a1]):
+            continue
+        if a1 - a0 != 1 or b1 - b0 != 1 or first.tag_ not in ("NN", "NNS") or second.tag_ not in ("NN", "NNS"):
+            continue  # bare nouns only: a modifier before the pair may belong to both ("related molecules and X")
+        if a0 > 0 and doc[a0 - 1].pos_ not in ("ADP", "VERB", "AUX", "PUNCT", "CCONJ"):
+            continue  # "thus bone formation and X", "neck carcinoma and head"
+        if not ((first.is_lower or (a0 == 0 and first.text[1:].islower())) and second.is_lower) or any(
+            t.text in "()[]" for t in doc[max(0, a0 - 2) : b1 + 2]
+        ):
             continue
         if b1 < len(doc) and (doc[b1].tag_ == "WRB" or second.pos_ != "NOUN" or first.pos_ not in ("NOUN", "PROPN")):
             continue  # "the body and details why ...": "details" is a verb the parser took for a noun
