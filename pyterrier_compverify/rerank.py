@@ -1,6 +1,8 @@
-"""Rerankers that score (query, candidate) pairs from token states: the shared base and MaxSim (F1)."""
+"""Rerankers that score (query, candidate) pairs from token states: one shared base, a class per head."""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pandas as pd
@@ -30,14 +32,14 @@ class TokenReranker(pt.Transformer):
         self,
         encoder: TokenEncoder | None = None,
         *,
-        store: TokenStore | str | None = None,
+        store: TokenStore | str | os.PathLike | None = None,
         text_field: str | None = None,
         batch_size: int | None = None,
         score_batch_size: int = 256,
         verbose: bool = False,
     ):
         self.encoder = encoder if encoder is not None else TokenEncoder()
-        self.store = TokenStore(store) if isinstance(store, str) else store
+        self.store = TokenStore(store) if isinstance(store, (str, os.PathLike)) else store
         if self.store is not None:
             self.store.check_encoder(self.encoder)
         self.text_field = text_field or self.encoder.text_field
