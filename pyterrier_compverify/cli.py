@@ -67,6 +67,19 @@ def main(argv: list[str] | None = None) -> None:
     ng.add_argument("--all-edits", action="store_true", help="every edit, not one per category per sentence")
     ng.add_argument("--seed", type=int, default=0)
 
+    te = sub.add_parser("train-encoder", help="fine-tune a bi-encoder on Model A's or Model B's rows")
+    _common(te)
+    te.add_argument("out", help="output folder (checkpoints inside; the model in OUT/final)")
+    te.add_argument("--recipe", default="A", choices=["A", "B"])
+    te.add_argument("--edits", default=None, help="structural edits from `compverify negatives` (recipe B)")
+    te.add_argument("--share", type=float, default=0.14, help="structural share of recipe B's rows")
+    te.add_argument("--positives", default="identity", choices=["identity", "paraphrase"])
+    te.add_argument("--self-supervised", type=int, default=2000, help="title -> abstract pairs added to the rows")
+    te.add_argument("--steps", type=int, default=500)
+    te.add_argument("--batch-size", type=int, default=32)
+    te.add_argument("--lr", type=float, default=2e-5)
+    te.add_argument("--seed", type=int, default=42)
+
     args = parser.parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from .datasets import setup_local_data
@@ -109,6 +122,24 @@ def main(argv: list[str] | None = None) -> None:
         encoder = TokenEncoder(args.model, max_length=args.max_length, device=args.device)
         verifier, log = train_verifier(args.rows, args.out, encoder=encoder, config=config)
         print(f"saved {verifier}; last loss {log[-1]['loss']:.4f}" if log else f"saved {verifier}")
+    elif args.command == "train-encoder":
+        import pandas as pd
+
+        from .training import EncoderTrainingConfig, train_encoder
+        from .training.data import recipe_rows
+
+        edits = pd.read_json(args.edits, lines=True) if args.edits else None
+        rows = recipe_rows(
+            args.recipe,
+            edits=edits,
+            share=args.share,
+            self_supervised=args.self_supervised,
+            positives=args.positives,
+            seed=args.seed,
+        )
+        config = EncoderTrainingConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr, seed=args.seed)
+        model = train_encoder(rows, args.out, model=args.model, config=config, device=args.device)
+        print(f"trained on {len(rows)} rows {rows['kind'].value_counts().to_dict()}; saved {model.model_name}")
     elif args.command == "negatives":
         from pathlib import Path
 

@@ -97,3 +97,18 @@ def test_malformed_training_file_names_the_problem(tmp_path, tiny_model_dir):
     RETRIEVAL.drop(columns=["negative"]).to_json(path, orient="records", lines=True)
     with pytest.raises(ValueError, match="negative"):
         train_encoder(path, tmp_path / "x", model=tiny_model_dir, config=EncoderTrainingConfig(steps=1))
+
+
+@pytest.mark.integration
+def test_recipes_on_scifact(data_dir):
+    from pyterrier_compverify.training.data import recipe_rows, title_abstract_triplets
+
+    pairs = title_abstract_triplets(limit=50)
+    assert len(pairs) == 50 and (pairs["positive"] != pairs["negative"]).all()
+    a = recipe_rows("A", self_supervised=50)
+    assert set(a["kind"]) == {"retrieval", "title-abstract"}
+    b = recipe_rows("B", edits=EDITS.sample(frac=40, replace=True, random_state=0), self_supervised=50)
+    structural = (b["kind"] != "retrieval") & (b["kind"] != "title-abstract")
+    assert abs(structural.mean() - 0.14) < 0.005 and len(b) - structural.sum() == len(a)
+    with pytest.raises(ValueError, match="edits"):
+        recipe_rows("B", self_supervised=10)

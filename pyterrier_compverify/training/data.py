@@ -111,3 +111,64 @@ def mix_rows(
     if n_struct:
         parts.append(structural.sample(n_struct, random_state=int(rng.integers(2**31))))
     return pd.concat(parts).sample(frac=1, random_state=int(rng.integers(2**31))).reset_index(drop=True)
+
+
+def title_abstract_triplets(
+    dataset_id: str = "irds:beir/scifact/train",
+    *,
+    index_dir: str | os.PathLike | None = None,
+    negatives_from: int = 10,
+    limit: int | None = None,
+    seed: int = 42,
+) -> pd.DataFrame:
+    """Self-supervised (title, abstract, BM25 hard negative) rows from a corpus with titles: the negative is a
+    document the title retrieves in its top ``negatives_from`` other than the title's own abstract."""
+    from ..datasets import load_collection
+    from ..evaluate import DEFAULT_INDEX_DIR, bm25_index, bm25_pipeline
+
+    collection = load_collection(dataset_id)
+    docs = [d for d in collection.dataset.get_corpus_iter(verbose=False) if (d.get("title") or "").strip()]
+    rng = np.random.default_rng(seed)
+    if limit:
+        docs = [docs[i] for i in rng.permutation(len(docs))[:limit]]
+    texts = {d["docno"]: d["text"] for d in collection.dataset.get_corpus_iter(verbose=False)}
+    pisa = bm25_index(collection, Path(index_dir or DEFAULT_INDEX_DIR) / collection.name / "bm25.pisa")
+    topics = pd.DataFrame({"qid": [d["docno"] for d in docs], "query": [d["title"].strip() for d in docs]})
+    run = bm25_pipeline(pisa, num_results=negatives_from + 1)(topics)
+    rows = []
+    for qid, g in run.groupby("qid"):
+        pool = [d for d in g.sort_values("rank")["docno"] if d != qid][:negatives_from]
+        if pool:
+            title = topics.loc[topics["qid"] == qid, "query"].iloc[0]
+            rows.append(
+                {
+                    "anchor": title,
+                    "positive": texts[qid],
+                    "negative": texts[pool[rng.integers(len(pool))]],
+                    "kind": "title-abstract",
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def recipe_rows(
+    recipe: str,
+    *,
+    edits: pd.DataFrame | None = None,
+    share: float = 0.14,
+    self_supervised: int = 2000,
+    positives: str = "identity",
+    seed: int = 42,
+) -> pd.DataFrame:
+    """Model A's rows (SciFact train claims -> cited abstracts, plus title -> abstract pairs) or Model B's
+    (the same plus structural rows from ``edits`` making ``share`` of the rows)."""
+    retrieval = pd.concat(
+        [retrieval_triplets(seed=seed), title_abstract_triplets(limit=self_supervised, seed=seed)], ignore_index=True
+    )
+    if recipe == "A":
+        return mix_rows(retrieval, retrieval.iloc[:0], share=0.0, seed=seed)
+    if recipe != "B":
+        raise ValueError(f"recipe must be 'A' or 'B', got {recipe!r}")
+    if edits is None:
+        raise ValueError("recipe B needs the structural edits (`compverify negatives` output)")
+    return mix_rows(retrieval, structural_triplets(edits, positives=positives), share=share, seed=seed)
