@@ -75,6 +75,7 @@ def main(argv: list[str] | None = None) -> None:
     te.add_argument("--share", type=float, default=0.14, help="structural share of recipe B's rows")
     te.add_argument("--positives", default="identity", choices=["identity", "paraphrase"])
     te.add_argument("--self-supervised", type=int, default=2000, help="title -> abstract pairs added to the rows")
+    te.add_argument("--balanced", action="store_true", help="as many structural rows of each category")
     te.add_argument("--steps", type=int, default=500)
     te.add_argument("--batch-size", type=int, default=32)
     te.add_argument("--lr", type=float, default=2e-5)

@@ -33,6 +33,12 @@ def test_structural_rows_use_identity_positives():
     assert len(rows) == 12  # paraphrases are positives, never negatives
 
 
+def test_balanced_structural_rows():
+    edits = pd.concat([EDITS, EDITS[EDITS.category == "negation"]] * 3)  # negation over-represented
+    rows = structural_triplets(edits, balanced=True)
+    assert rows["kind"].value_counts().to_dict() == {"binding": 12, "negation": 12, "spatial": 12}
+
+
 @pytest.mark.parametrize("share", [0.0, 0.14, 0.5])
 def test_structural_share_is_as_configured(share):
     mixed = mix_rows(RETRIEVAL, structural_triplets(EDITS), share=share, total=24)

@@ -69,10 +69,13 @@ def corpus_sentences(dataset_id: str = "irds:beir/scifact/train", *, limit: int 
     return chosen[:limit] if limit else chosen
 
 
-def structural_triplets(edits: pd.DataFrame, *, positives: str = "identity") -> pd.DataFrame:
+def structural_triplets(
+    edits: pd.DataFrame, *, positives: str = "identity", balanced: bool = False, seed: int = 0
+) -> pd.DataFrame:
     """Rows from generated edits (``sentence1, sentence2, category``): anchor = sentence, negative = its
     meaning-flipping edit, positive = the sentence itself (``identity``, as in the paper) or, with
-    ``positives="paraphrase"``, a generated paraphrase of it where one exists."""
+    ``positives="paraphrase"``, a generated paraphrase of it where one exists. ``balanced`` keeps as many rows of
+    each category as the rarest category has (the rule-based generator yields far more negations)."""
     flips = edits[edits["category"] != "paraphrase"]
     rows = pd.DataFrame(
         {
@@ -88,6 +91,9 @@ def structural_triplets(edits: pd.DataFrame, *, positives: str = "identity") -> 
         rows["positive"] = rows["anchor"].map(mapping).fillna(rows["anchor"])
     elif positives != "identity":
         raise ValueError(f"positives must be 'identity' or 'paraphrase', got {positives!r}")
+    if balanced:
+        smallest = rows["kind"].value_counts().min()
+        rows = rows.groupby("kind", group_keys=False).sample(n=smallest, random_state=seed)
     return rows.reset_index(drop=True)
 
 
@@ -158,6 +164,7 @@ def recipe_rows(
     share: float = 0.14,
     self_supervised: int = 2000,
     positives: str = "identity",
+    balanced: bool = False,
     seed: int = 42,
 ) -> pd.DataFrame:
     """Model A's rows (SciFact train claims -> cited abstracts, plus title -> abstract pairs) or Model B's
@@ -171,4 +178,5 @@ def recipe_rows(
         raise ValueError(f"recipe must be 'A' or 'B', got {recipe!r}")
     if edits is None:
         raise ValueError("recipe B needs the structural edits (`compverify negatives` output)")
-    return mix_rows(retrieval, structural_triplets(edits, positives=positives), share=share, seed=seed)
+    structural = structural_triplets(edits, positives=positives, balanced=balanced, seed=seed)
+    return mix_rows(retrieval, structural, share=share, seed=seed)
