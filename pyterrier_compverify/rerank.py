@@ -179,8 +179,6 @@ class LearnedVerifier(TokenReranker):
     @classmethod
     def from_pretrained(cls, name_or_path: str, **kwargs):
         """A local artifact folder, or ``hf:org/repo`` / a Hugging Face repo id shared with ``Verifier.to_hf``."""
-        import os
-
         from .verifier import Verifier
 
         if os.path.isdir(name_or_path):
