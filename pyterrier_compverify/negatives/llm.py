@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import urllib.request
-from collections.abc import Callable
 
+from ..chat import ChatClient, Transport
 from .generator import CATEGORIES, _Generator, _tqdm
-
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 _INSTRUCTIONS = {
     "negation": "Insert or remove a negation on the main verb (e.g. 'is' -> 'is not', 'shows' -> 'does not show', "
@@ -26,15 +22,6 @@ _SYSTEM = (
     'word exactly. Answer with JSON only: {{"sentence2": "<the edited sentence>"}}, or {{"sentence2": null}} '
     "when the sentence allows no such edit."
 )
-
-Transport = Callable[[str, dict, dict], dict]
-
-
-def _urllib_transport(url: str, payload: dict, headers: dict, timeout: float = 120.0) -> dict:
-    data = json.dumps(payload).encode("utf-8")
-    request = urllib.request.Request(url, data=data, headers={**headers, "Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        return json.loads(response.read().decode("utf-8"))
 
 
 def _parse_reply(content: str) -> str | None:
@@ -69,34 +56,18 @@ class LLMGenerator(_Generator):
         max_tokens: int = 60,
     ):
         super().__init__(categories, max_tokens=max_tokens, max_changed_tokens=max_changed_tokens)
-        self.model = model
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-        self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-        self.transport = transport or _urllib_transport
+        self.client = ChatClient(model, base_url=base_url, api_key=api_key, transport=transport)
+        self.model, self.base_url = model, self.client.base_url
 
     def __repr__(self) -> str:
         return f"LLMGenerator({self.model!r}, base_url={self.base_url!r})"
 
     def _ask(self, sentence: str, category: str, seed: int) -> str | None:
-        payload = {
-            "model": self.model,
-            "temperature": 0,
-            "seed": seed,
-            "messages": [
-                {"role": "system", "content": _SYSTEM.format(n=self.max_changed_tokens)},
-                {"role": "user", "content": f"Edit: {_INSTRUCTIONS[category]}\nSentence: {sentence}"},
-            ],
-        }
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        url = f"{self.base_url}/chat/completions"
-        try:
-            response = self.transport(url, payload, headers)
-        except OSError as e:
-            raise ConnectionError(f"could not get a completion from the LLM endpoint at {self.base_url}: {e}") from e
-        try:
-            content = response["choices"][0]["message"]["content"]
-        except (KeyError, IndexError, TypeError) as e:
-            raise ValueError(f"unexpected reply from the LLM endpoint at {self.base_url}: {str(response)[:200]}") from e
+        messages = [
+            {"role": "system", "content": _SYSTEM.format(n=self.max_changed_tokens)},
+            {"role": "user", "content": f"Edit: {_INSTRUCTIONS[category]}\nSentence: {sentence}"},
+        ]
+        content = self.client.complete(messages, temperature=0, seed=seed)
         return _parse_reply(content or "")
 
     def _candidates(self, sentences, verbose, batch_size, seed):
