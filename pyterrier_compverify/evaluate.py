@@ -65,12 +65,12 @@ class Indices:
 
 def bm25_index(collection, path: str | os.PathLike):
     """A PISA index of ``collection``, built once at ``path``: porter2 stemming for English; for Chinese, jieba
-    words (see :func:`chinese_terms`) without stemming, in a sibling ``*-jieba.pisa`` folder."""
+    words (jieba search mode, see :func:`chinese_terms`) without stemming, in a sibling ``*-jieba-search.pisa``."""
     from pyterrier_pisa import PisaIndex
 
     docs = collection.corpus_iter()
     if collection.language == "zh":
-        path = Path(path).with_name(Path(path).stem + "-jieba.pisa")
+        path = Path(path).with_name(Path(path).stem + "-jieba-search.pisa")
         docs = ({"docno": d["docno"], "text": chinese_terms(d["text"])} for d in docs)
     pisa = PisaIndex(str(path), text_field="text", stemmer="porter2" if collection.language == "en" else "none")
     with quiet_native_output():  # PISA's native code logs every step

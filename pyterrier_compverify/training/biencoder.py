@@ -27,6 +27,7 @@ class EncoderTrainingConfig:
     seed: int = 42
     save_steps: int = 100
     logging_steps: int = 10
+    no_duplicates: bool = False  # batches without repeated texts (needed when a passage has many queries)
 
 
 def train_encoder(
@@ -40,8 +41,10 @@ def train_encoder(
     device: str | None = None,
     callbacks: list | None = None,
 ) -> TokenEncoder:
-    """Fine-tune ``model`` on (anchor, positive, negative) rows; the result is saved in ``output_dir/final`` and
-    returned as a :class:`TokenEncoder` (so ``cv.BiEncoder(output_dir / "final")`` loads it back)."""
+    """Fine-tune ``model`` on (anchor, positive, negative) rows, or on (anchor, positive) pairs with in-batch
+    negatives only (no ``negative`` column; ``scale=100`` is InfoNCE at temperature 0.01). ``no_duplicates``
+    keeps repeated texts out of a batch. The result is saved in ``output_dir/final`` and returned as a
+    :class:`TokenEncoder` (so ``cv.BiEncoder(output_dir / "final")`` loads it back)."""
     from datasets import Dataset
     from sentence_transformers import (
         SentenceTransformer,
@@ -49,9 +52,14 @@ def train_encoder(
         SentenceTransformerTrainingArguments,
     )
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+    from sentence_transformers.sentence_transformer.training_args import BatchSamplers
 
     config = config or EncoderTrainingConfig()
-    frame = load_triplets(rows)
+    frame = load_triplets(rows, columns=("anchor", "positive"))
+    columns = ["anchor", "positive"]
+    if "negative" in frame.columns:
+        frame = load_triplets(frame)
+        columns.append("negative")
     output_dir = Path(output_dir)
     checkpoints = output_dir / "checkpoints"
     st = SentenceTransformer(resolve_model_path(model), device=device)
@@ -63,8 +71,9 @@ def train_encoder(
         lr=config.lr,
         use_cpu=st.device.type == "cpu",
         verbose=verbose,
+        batch_sampler=BatchSamplers.NO_DUPLICATES if config.no_duplicates else BatchSamplers.BATCH_SAMPLER,
     )
-    dataset = Dataset.from_pandas(frame[["anchor", "positive", "negative"]].reset_index(drop=True))
+    dataset = Dataset.from_pandas(frame[columns].reset_index(drop=True))
     trainer = SentenceTransformerTrainer(
         model=st,
         args=args,
