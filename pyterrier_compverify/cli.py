@@ -81,6 +81,19 @@ def main(argv: list[str] | None = None) -> None:
     te.add_argument("--lr", type=float, default=2e-5)
     te.add_argument("--seed", type=int, default=42)
 
+    qg = sub.add_parser("querygen", help="SM / KW training queries for passages (leakage filter, validation split)")
+    _common(qg)
+    qg.add_argument("passages", help=".jsonl/.csv/.tsv with docno (or id) and text, or a collection id")
+    qg.add_argument("out", help="output .jsonl or .csv (validation queries go to OUT.valid.<suffix>)")
+    qg.add_argument("--strategy", default="KW", choices=["SM", "KW"])
+    qg.add_argument("--backend", default="offline", help="offline (KW only), openai:MODEL or hf:MODEL")
+    qg.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    qg.add_argument("--test", default=None, help="test passages (file or collection id) for the leakage filter")
+    qg.add_argument("--leakage", type=float, default=0.6, help="drop passages above this ROUGE-L to a test one")
+    qg.add_argument("--validation", type=float, default=0.05, help="share of passages held out")
+    qg.add_argument("--limit", type=int, default=None, help="first N passages")
+    qg.add_argument("--seed", type=int, default=0)
+
     args = parser.parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from .datasets import setup_local_data
@@ -158,6 +171,21 @@ def main(argv: list[str] | None = None) -> None:
         counts = result.table["category"].value_counts().to_dict()
         print(f"{result.n_input} sentences -> {len(result.table)} edits {counts}; written to {args.out}")
         print("skipped: " + ", ".join(f"{k}: {v}" for k, v in sorted(result.skipped.items())))
+    elif args.command == "querygen":
+        from .querygen.command import run_querygen
+
+        run_querygen(
+            args.passages,
+            args.out,
+            strategy=args.strategy,
+            backend=args.backend,
+            base_url=args.base_url,
+            test=args.test,
+            leakage=args.leakage,
+            validation=args.validation,
+            limit=args.limit,
+            seed=args.seed,
+        )
     elif args.command == "nearmiss":
         from .nearmiss_report import run_nearmiss
 

@@ -29,6 +29,18 @@ def sugarcrepe_items(category: str) -> dict[str, dict]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def sugarcrepe_captions() -> pd.DataFrame:
+    """The original (human, correct) COCO captions of SugarCrepe, once each: ``docno, text, image`` (the image
+    file name, shared by captions of the same image). A passage pool of image captions."""
+    captions = {}
+    for category in SUGARCREPE_CATEGORIES:
+        for item in sugarcrepe_items(category).values():
+            captions.setdefault(item["caption"].strip(), item["filename"])
+    return pd.DataFrame(
+        {"docno": [f"coco-{i}" for i in range(len(captions))], "text": list(captions), "image": list(captions.values())}
+    )
+
+
 @cache
 def sugarcrepe_triplets(categories: tuple[str, ...] = SUGARCREPE_CATEGORIES) -> pd.DataFrame:
     """One row per SugarCrepe item whose image has another caption: anchor = the caption, near_miss = its

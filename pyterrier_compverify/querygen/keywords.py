@@ -40,7 +40,7 @@ def _hypernyms(lemma: str, levels: int, wordnet, prefer_concrete: bool = True) -
         return []
     out, frontier = [], [sense]
     for _ in range(levels):
-        frontier = [h for s in frontier for h in s.hypernyms()[:1]]
+        frontier = [h for s in frontier for h in sorted(s.hypernyms(), key=lambda h: h.name())[:1]]  # stable order
         for synset in frontier:
             name = synset.lemmas()[0].name()
             if name not in _GENERIC and synset.min_depth() >= 4:

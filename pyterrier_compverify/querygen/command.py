@@ -1,0 +1,87 @@
+"""``compverify querygen``: passages in, labelled training queries out (leakage-filtered, with a validation
+hold-out)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from . import COLUMNS, KeywordQueries, LLMQueries, drop_leaking, generate_queries, hf_chat, validation_split
+
+
+def read_passages(source: str, *, limit: int | None = None) -> pd.DataFrame:
+    """Passages (``docno``, ``text``) from a .jsonl / .csv / .tsv file, or from a collection id such as
+    ``irds:beir/scifact/test`` or ``compverify/capretrieval/en``."""
+    path = Path(source)
+    if path.is_file():
+        if path.suffix == ".jsonl":
+            frame = pd.read_json(path, lines=True, dtype={"docno": str, "id": str})
+        elif path.suffix in (".csv", ".tsv"):
+            frame = pd.read_csv(path, sep="\t" if path.suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
+        else:
+            raise ValueError(f"{path}: passages must be .jsonl, .csv or .tsv")
+        frame = frame.rename(columns={"id": "docno"})
+        missing = {"docno", "text"} - set(frame.columns)
+        if missing:
+            raise ValueError(f"{path}: missing column(s) {sorted(missing)}; found {list(frame.columns)}")
+    else:
+        from ..datasets import load_collection
+
+        frame = pd.DataFrame(list(load_collection(source).corpus_iter()))
+    frame = frame[frame["text"].fillna("").str.strip() != ""]
+    return frame.head(limit) if limit else frame
+
+
+def make_generator(strategy: str, backend: str, *, base_url: str | None = None, seed: int = 0):
+    """``offline`` (KW only), ``openai:MODEL`` (an OpenAI-compatible endpoint) or ``hf:MODEL`` (local model)."""
+    if backend == "offline":
+        if strategy != "KW":
+            raise ValueError("the offline backend writes KW queries only; SM needs openai:MODEL or hf:MODEL")
+        return KeywordQueries()
+    kind, _, model = backend.partition(":")
+    if kind == "openai" and model:
+        from ..chat import ChatClient
+
+        return LLMQueries(strategy, ChatClient(model, base_url=base_url), seed=seed)
+    if kind == "hf" and model:
+        return LLMQueries(strategy, hf_chat(model), seed=seed)
+    raise ValueError(f"backend must be offline, openai:MODEL or hf:MODEL, got {backend!r}")
+
+
+def run_querygen(
+    passages: str,
+    out: str | os.PathLike,
+    *,
+    strategy: str = "KW",
+    backend: str = "offline",
+    base_url: str | None = None,
+    test: str | None = None,
+    leakage: float = 0.6,
+    validation: float = 0.05,
+    limit: int | None = None,
+    seed: int = 0,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Write ``out`` (training queries) and ``out`` with ``.valid`` before its suffix (the held-out share)."""
+    frame = read_passages(passages, limit=limit)
+    n_passages = len(frame)
+    if test:
+        test_texts = read_passages(test)["text"].tolist()
+        frame = frame[drop_leaking(frame["text"].tolist(), test_texts, threshold=leakage)]
+    dropped = n_passages - len(frame)
+    queries = generate_queries(frame, make_generator(strategy, backend, base_url=base_url, seed=seed))
+    train, valid = validation_split(queries, share=validation, seed=seed) if len(queries) else (queries, queries)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    valid_path = out.with_name(out.stem + ".valid" + out.suffix)
+    for frame_, path in ((train, out), (valid, valid_path)):
+        if path.suffix == ".jsonl":
+            frame_[COLUMNS].to_json(path, orient="records", lines=True, force_ascii=False)
+        else:
+            frame_[COLUMNS].to_csv(path, index=False)
+    print(
+        f"{n_passages} passages, {dropped} dropped by the leakage filter (ROUGE-L > {leakage}); "
+        f"{len(train)} training queries -> {out}, {len(valid)} validation queries -> {valid_path}"
+    )
+    return train, valid
