@@ -39,11 +39,11 @@ __all__ = [
     "setup_local_data",
 ]
 
-_SUBMODULES = ("datasets", "measures", "negatives", "training")
+_SUBMODULES = ("datasets", "measures", "negatives", "querygen", "training")
 
 
 def __getattr__(name: str):
-    """``cv.training``, ``cv.negatives``, ``cv.measures``: imported on first use (negatives needs spaCy)."""
+    """``cv.training``, ``cv.negatives``, ``cv.querygen``, ``cv.measures``: imported on first use (spaCy)."""
     if name in _SUBMODULES:
         import importlib
 
