@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from ..negatives.inflect import present_participle
+from ..parser import english_parser
 
 # nouns that describe the medium or are too vague to search for
 _META = set(
@@ -84,13 +85,7 @@ class KeywordQueries:
 
     @property
     def nlp(self):
-        if self._nlp is None:
-            import spacy
-
-            from ..negatives.generator import SPACY_MODEL
-
-            self._nlp = spacy.load(SPACY_MODEL)
-        return self._nlp
+        return self._nlp if self._nlp is not None else english_parser()
 
     def __repr__(self) -> str:
         return f"KeywordQueries(max_queries={self.max_queries}, hypernym_levels={self.hypernym_levels})"

