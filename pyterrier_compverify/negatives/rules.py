@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from .collocations import Collocations
 from .inflect import indefinite_article, inflect_verb, is_irregular, plural
 
 Candidate = tuple[str, str, str]
@@ -182,7 +183,7 @@ _PLAIN_DETERMINERS = {"the", "a", "an", "this", "that", "these", "those"}
 _SWAP_STOP_ADJECTIVES = set(
     "other such same different many several various own certain further additional more most few main first last "
     "next previous total whole overall only possible respective inside outside much little non vivo vitro situ "
-    "silico second third fourth fifth sixth seventh eighth ninth tenth".split()
+    "silico second third fourth fifth sixth seventh eighth ninth tenth present fat latter former".split()
 )
 # noun modifiers that work like adjectives ("a brick building", "a wood fence")
 _MATERIALS = set(
@@ -190,8 +191,11 @@ _MATERIALS = set(
     "denim rubber iron tile straw bamboo cardboard porcelain granite aluminum copper brass clay fabric cloth lace "
     "velvet silk canvas tin cement".split()
 )
-# nouns whose adjective is part of a quantity idiom: "the vast majority", "a wide range", "a large number"
-_QUANTITIES = set("majority minority number amount range variety proportion fraction percentage deal lot".split())
+# nouns whose adjective is part of a quantity or time idiom: "the vast majority", "in large part", "near future"
+_QUANTITIES = set(
+    "majority minority number amount range variety proportion fraction percentage deal lot part extent degree "
+    "future past term run measure year years decade decades scale".split()
+)
 _FINITE_TAGS = {"VBZ", "VBD", "VBP", "MD"}
 
 
@@ -217,11 +221,9 @@ def _hyphenated(token) -> bool:
     return before or after
 
 
-def _modifiers(noun) -> list:
+def _modifiers(noun, collocations: Collocations | None = None) -> list:
     """Single-word adjectives (and material nouns) before a noun, that can move to another noun."""
     out = []
-    if any(child.dep_ == "compound" for child in noun.lefts):  # "high risk surgery": which noun does it modify?
-        return []
     for child in noun.lefts:
         if list(child.children) or _hyphenated(child) or child.lower_ in _SWAP_STOP_ADJECTIVES:
             continue
@@ -230,12 +232,72 @@ def _modifiers(noun) -> list:
         adjective = child.dep_ == "amod" and child.tag_ == "JJ" and child.is_alpha
         if not (adjective or (child.dep_ == "compound" and child.lower_ in _MATERIALS)):
             continue
-        if _in_term(child, noun) or _not_adjective(child):  # "intensive care unit"; "suppress" tagged JJ
+        if _in_term(child, noun) or _wordnet_compound(child, noun) or _not_adjective(child):  # "loved ones"
             continue
-        if adjective and not _qualitative(child):  # "renal failure", "western blotting": a term, not an attribute
+        if adjective and not _qualitative(child, collocations):  # "renal failure": a term, not an attribute
+            continue
+        if _in_name(child, noun) or _in_fixed_pair(child, collocations):  # "Septic Shock"; "left ventricular"
+            continue
+        if not _next_to_noun(child, noun) or _inside_term(child, noun) or _mostly_noun(child):  # "patient survival"
             continue
         out.append(child)
     return out
+
+
+def _next_to_noun(modifier, noun) -> bool:
+    """Whether only the noun's other pre-modifiers stand between modifier and noun (no comma, quote or misparse),
+    and none of them is a number or code ("complex I deficiency", "regulatory factor 1 promoter": names)."""
+    between = modifier.doc[modifier.i + 1 : noun.i]
+    if modifier.i > 0 and modifier.doc[modifier.i - 1].is_quote:
+        return False
+    return all(t.head.i == noun.i and not t.is_punct and not t.like_num and not t.is_upper for t in between)
+
+
+def _inside_term(modifier, noun) -> bool:
+    """Whether the adjective sits inside a longer term: a noun, number or code modifies the same noun before it
+    ("insulin dependent diabetes", "80S complex formation"), or an adverb right before it belongs to it
+    ("critically ill", "dually eligible")."""
+    doc = modifier.doc
+    if modifier.i > 0 and doc[modifier.i - 1].pos_ == "ADV":
+        return True
+    return any(t.i < modifier.i and t.pos_ in ("NOUN", "PROPN", "NUM", "X") for t in noun.lefts)
+
+
+def _mostly_noun(token) -> bool:
+    """Whether WordNet's sense-tagged counts use the word as a noun more often than as an adjective ("patient")."""
+    from .wordnet import load_wordnet
+
+    word = token.lower_
+    try:
+        wordnet = load_wordnet()
+    except (ImportError, OSError):
+        return False
+
+    def count(pos):
+        return sum(lem.count() for s in wordnet.synsets(word, pos) for lem in s.lemmas() if lem.name() == word)
+
+    return count("n") > count("a")
+
+
+def _in_name(modifier, noun) -> bool:
+    """Whether the phrase is a name or a label: a capitalised word (not the first), an upper-case modifier, or an
+    abbreviation in parentheses right after it ("small interfering RNA (siRNA)", "left ventricular (LV) mass")."""
+    if any(not t.is_lower and (t.i > 0 or t.is_upper) for t in (modifier, noun)):
+        return True
+    return any(t.text == "(" for t in modifier.doc[modifier.i : noun.i + 2])
+
+
+def _in_fixed_pair(modifier, collocations: Collocations | None) -> bool:
+    """Whether the modifier and a neighbouring content word form a fixed term in the corpus ("critically ill",
+    "left ventricular", "systematic review", "absolute risk")."""
+    if collocations is None:
+        return False
+    doc = modifier.doc
+    if modifier.i > 0:
+        before = doc[modifier.i - 1]
+        if not (before.is_stop or before.is_punct) and collocations.fixed(before.text, modifier.text):
+            return True
+    return collocations.fixed(modifier.text, doc[modifier.i + 1].text)
 
 
 _COLOURS = set("red orange yellow green blue purple pink brown black white grey gray silver golden".split())
@@ -246,10 +308,11 @@ _RELATIONAL_WITH_ANTONYMS = set(  # WordNet gives these antonyms, but in abstrac
 )
 
 
-def _qualitative(token) -> bool:
+def _qualitative(token, collocations: Collocations | None = None) -> bool:
     """Whether an adjective names a property an entity can have or lack (tall/short, high/low, chronic/acute, a
-    colour): its first WordNet sense is a head adjective with a direct antonym. Relational adjectives ("renal",
-    "retinal", "coronary") have none and mostly form fixed terms, so swapping them makes nonsense."""
+    colour): its first WordNet sense is a head adjective with a direct antonym, or a satellite of one ("rapid",
+    "severe") that the corpus grades ("more severe"). Relational adjectives ("renal", "retinal", "coronary") are
+    neither and mostly form fixed terms, so swapping them makes nonsense."""
     from .wordnet import load_wordnet
 
     word = token.lower_
@@ -261,11 +324,17 @@ def _qualitative(token) -> bool:
         synsets = load_wordnet().synsets(word, "a")
     except (ImportError, OSError):
         return False
-    return (
-        bool(synsets)
-        and synsets[0].pos() == "a"
-        and any(lemma.name() == word and lemma.antonyms() for lemma in synsets[0].lemmas())
-    )
+    if not synsets or _relational(word, synsets):
+        return False
+    if synsets[0].pos() == "s":
+        return collocations is not None and collocations.graded(word)
+    return any(lemma.name() == word and lemma.antonyms() for lemma in synsets[0].lemmas())
+
+
+def _relational(word: str, synsets) -> bool:
+    """Whether one of the adjective's senses relates to a noun (a WordNet pertainym: "cerebral" - cerebrum,
+    "vascular", "mental", "extracellular"): in abstracts such words mostly name a kind, not a trait."""
+    return any(lemma.name() == word and lemma.pertainyms() for synset in synsets for lemma in synset.lemmas())
 
 
 def _in_term(modifier, noun) -> bool:
@@ -282,6 +351,19 @@ def _in_term(modifier, noun) -> bool:
     if modifier.i + 1 < noun.i:
         spans.append(doc[modifier.i : modifier.i + 2])
     return any(len(span) > 1 and wordnet.synsets("_".join(t.lower_ for t in span)) for span in spans)
+
+
+def _wordnet_compound(modifier, noun) -> bool:
+    """Whether the adjective and the noun right after it form a WordNet noun ("loved one", "white matter",
+    "heavy metal", "yellow fever")."""
+    from .wordnet import load_wordnet
+
+    if modifier.i + 1 != noun.i:
+        return False
+    try:
+        return bool(load_wordnet().synsets(f"{modifier.lower_}_{noun.lemma_.lower()}", "n"))
+    except (ImportError, OSError):
+        return False
 
 
 _ADJECTIVE_ENDING = re.compile(r"(al|ic|ous|ive|ary|ory|able|ible|ant|ent|ful|less|ar|ile|oid|ed|ish|like)$")
@@ -331,9 +413,21 @@ def _near_synonyms(word1: str, word2: str) -> bool:
     return bool(cluster(word1) & cluster(word2))
 
 
-def _swap_amod(doc) -> list[Candidate]:
+def _only_verb(token) -> bool:
+    """Whether WordNet knows the word as a verb but not as a noun ("a protein complex propels": a misparse)."""
+    from .wordnet import load_wordnet
+
+    try:
+        wordnet = load_wordnet()
+    except (ImportError, OSError):
+        return False
+    return not wordnet.synsets(token.lower_, "n") and bool(wordnet.synsets(token.lower_, "v"))
+
+
+def _swap_amod(doc, collocations: Collocations | None = None) -> list[Candidate]:
     """Swap one adjective of a noun with one of another noun of the same clause."""
-    nouns = [t for t in doc if t.pos_ in ("NOUN", "PROPN") and t.lemma_.lower() not in _QUANTITIES and _modifiers(t)]
+    modifiers = {t.i: _modifiers(t, collocations) for t in doc if t.pos_ == "NOUN" and not _only_verb(t)}
+    nouns = [doc[i] for i, found in modifiers.items() if found and doc[i].lemma_.lower() not in _QUANTITIES]
     out = []
     for a, noun1 in enumerate(nouns):
         for noun2 in nouns[a + 1 :]:
@@ -343,8 +437,8 @@ def _swap_amod(doc) -> list[Candidate]:
                 continue
             words1 = {t.lower_ for c in noun1.lefts for t in c.subtree}
             words2 = {t.lower_ for c in noun2.lefts for t in c.subtree}
-            for adj1 in _modifiers(noun1):
-                for adj2 in _modifiers(noun2):
+            for adj1 in modifiers[noun1.i]:
+                for adj2 in modifiers[noun2.i]:
                     if adj1.lower_ in words2 or adj2.lower_ in words1 or _near_synonyms(adj1.lower_, adj2.lower_):
                         continue
                     new1 = adj2.text if _keeps_case(adj2) else adj2.lower_
@@ -396,7 +490,9 @@ def _noun_phrase(token):
 
 
 def _number(token) -> str:
-    return "plural" if token.tag_ in ("NNS", "NNPS") else "singular"
+    """Grammatical number; a word the tagger calls singular but that is an inflected "-s" form counts as plural."""
+    inflected = token.lower_ != token.lemma_.lower() and token.lower_.endswith("s")
+    return "plural" if token.tag_ in ("NNS", "NNPS") or inflected else "singular"
 
 
 def _present(verb) -> bool:
@@ -447,6 +543,87 @@ def _child(token, *deps):
     return next((c for c in token.children if c.dep_ in deps), None)
 
 
+# verbs whose object completes the predicate ("play a role", "provide insight", "have an effect"): no role to swap
+_LIGHT_OBJECT_VERBS = set("have play provide take make give pay shed gain exert offer lack hold bear draw".split())
+_BOUNDARY_POS = {"PUNCT", "ADP", "VERB", "AUX", "ADV", "CCONJ", "SCONJ", "PART"}
+
+
+def _glued(token) -> bool:
+    """Whether punctuation is attached to the word without a space ("Best--worst", "lipid-poor", "and/or")."""
+    doc, i = token.doc, token.i
+    before = i > 0 and not doc[i - 1].whitespace_ and doc[i - 1].is_punct
+    after = i + 1 < len(doc) and not token.whitespace_ and doc[i + 1].is_punct and doc[i + 1].text not in ".,;:"
+    return before or after
+
+
+def _simple_argument(token) -> bool:
+    """Whether a noun can trade places with another: a short, self-contained, uncoordinated noun phrase that
+    names its entity once ("dynein", "the skin"; not "Low, Lower, and Reduced", "its expression", "the histone
+    [chaperones]"), with no section label ("RESULTS") before it."""
+    span = _noun_phrase(token)
+    if span is None or token.is_stop or token.dep_ == "conj":
+        return False
+    doc = token.doc
+    start, _, end = span
+    if any(c.dep_ in ("conj", "cc", "appos") for c in token.children):
+        return False
+    if any(t.dep_ == "poss" or t.pos_ == "PRON" for t in doc[start:end]):  # "its", "their": the antecedent moves
+        return False
+    if sum(t.lemma_.lower() == token.lemma_.lower() for t in doc) > 1:  # "stroke ... migraine ... migraine"
+        return False
+    if end < len(doc) and (doc[end].pos_ not in _BOUNDARY_POS or doc[end].text == ","):  # "integrin [signaling]"
+        return False  # the phrase goes on, or starts a list: "counts, academic problems, ..."
+    if _glued(doc[start]) or _glued(token):  # "Best--worst scaling", "non-small-cell"
+        return False
+    if start > 0 and doc[start - 1].pos_ in ("NOUN", "PROPN", "NUM"):  # "Candida [albicans hyphae formation]"
+        return False
+    return not any(t.is_upper and t.is_alpha and len(t) > 3 for t in doc[max(0, start - 1) : end])  # "RESULTS"
+
+
+def _completes_verb(verb, obj) -> bool:
+    """Whether the object belongs to the verb's meaning: a light verb ("plays a role") or a WordNet idiom ("takes
+    place"), or a preposition of the verb right after it ("provides insight into", "identifies X as")."""
+    if verb.lemma_.lower() in _LIGHT_OBJECT_VERBS or _in_wordnet(f"{verb.lemma_.lower()}_{obj.lower_}", "v"):
+        return True
+    after = obj.i + 1
+    return after < len(obj.doc) and obj.doc[after].pos_ == "ADP" and obj.doc[after].head.i == verb.i
+
+
+def _before_verb(subject, verb) -> bool:
+    """Whether the subject comes right before its verb (only auxiliaries, negation and adverbs between)."""
+    between = subject.doc[subject.i + 1 : verb.i]
+    return subject.i < verb.i and all(t.dep_ in ("aux", "auxpass", "neg", "advmod") for t in between)
+
+
+_SINGULAR_FORMS = {"is", "was", "has", "does"}
+_PLURAL_FORMS = {"are", "were", "have", "do"}
+
+
+def _agrees(noun, verb) -> bool:
+    """Whether a noun can be the subject of the verb group: its number fits a finite "is"/"are", "-s" form."""
+    auxes = [c for c in verb.children if c.dep_ in ("aux", "auxpass") and c.i < verb.i]
+    finite = auxes[0] if auxes else verb
+    if finite.lower_ in _SINGULAR_FORMS or finite.tag_ == "VBZ":
+        return _number(noun) == "singular"
+    if finite.lower_ in _PLURAL_FORMS or finite.tag_ == "VBP":
+        return _number(noun) == "plural"
+    return True
+
+
+def _swappable_object(verb, obj) -> bool:
+    """Whether the object can become the subject: a simple phrase that agrees with the verb and does not complete
+    the verb's meaning."""
+    return _simple_argument(obj) and _agrees(obj, verb) and not _completes_verb(verb, obj)
+
+
+def _swappable_agent(verb, passive, agent) -> bool:
+    """Whether a passive subject and its by-agent can trade places (both simple, the agent agrees with the verb)."""
+    simple = _simple_argument(passive) and _simple_argument(agent)
+    after = agent.i + 1  # "induced by chronic exposure [to their ligands]": the preposition stays with the agent
+    followed = after < len(agent.doc) and agent.doc[after].pos_ == "ADP"
+    return simple and not followed and _before_verb(passive, verb) and _agrees(agent, verb)
+
+
 def _swap_roles(doc) -> list[Candidate]:
     """Swap subject and object (or passive subject and agent) of a verb, or the subjects of two clauses."""
     out = []
@@ -454,34 +631,39 @@ def _swap_roles(doc) -> list[Candidate]:
     verbs = [root] + [t for t in root.children if t.dep_ in ("acl", "relcl", "advcl", "conj") and t.pos_ == "VERB"]
     subjects = []
     for verb in verbs:
-        if verb.pos_ not in ("VERB", "AUX"):
+        if verb.pos_ not in ("VERB", "AUX") or not _in_wordnet(verb.lemma_.lower(), "v"):  # "Candida albicans"
             continue
         subject = _child(verb, "nsubj")
-        if subject is None and verb.dep_ == "acl" and not _is_clause(verb):  # "a man holding a cup"
-            subject = verb.head
-        if subject is not None and subject.pos_ in ("NOUN", "PROPN"):
+        if subject is not None and not _before_verb(subject, verb):
+            subject = None
+        if subject is None and verb.dep_ == "acl" and verb.tag_ == "VBG" and verb.i == verb.head.i + 1:
+            subject = verb.head  # "a man holding a cup"
+        if subject is not None and (subject.pos_ not in ("NOUN", "PROPN") or not _simple_argument(subject)):
+            subject = None
+        if subject is not None:
             subjects.append((verb, subject))
         obj = _child(verb, "dobj")
-        if obj is not None and _in_wordnet(f"{verb.lemma_.lower()}_{obj.lower_}", "v"):
-            obj = None  # an idiom: "takes place", "plays a role" is fine
-        if subject is not None and obj is not None:
+        if subject is not None and obj is not None and _swappable_object(verb, obj):
             out.append(_swap_nps(doc, subject, obj, [verb], "binding/swap-subj-obj"))
         passive = _child(verb, "nsubjpass")
         agent = _child(verb, "agent")
         by_obj = _child(agent, "pobj") if agent is not None else None
-        if passive is not None and by_obj is not None:
+        if passive is not None and by_obj is not None and _swappable_agent(verb, passive, by_obj):
             out.append(_swap_nps(doc, passive, by_obj, [verb], "binding/swap-subj-agent"))
     for a, (verb1, subject1) in enumerate(subjects):
         for verb2, subject2 in subjects[a + 1 :]:
-            if _clause_head(subject1).i != _clause_head(subject2).i:
+            if _clause_head(subject1).i == _clause_head(subject2).i or _child(verb1, "ccomp") or _child(verb2, "ccomp"):
+                continue  # "one hypothesis is that ...": a clause-taking verb's subject is not an entity
+            if _agrees(subject1, verb2) and _agrees(subject2, verb1):
                 out.append(_swap_nps(doc, subject1, subject2, [verb1, verb2], "binding/swap-subjects"))
     return [c for c in out if c is not None]
 
 
-def binding(doc) -> list[Candidate]:
+def binding(doc, collocations: Collocations | None = None) -> list[Candidate]:
     """Move a modifier or a role to another entity: swap the adjectives of two nouns of one clause; swap subject
-    and object (or agent) of a verb; swap the subjects of two clauses."""
-    return _swap_amod(doc) + _swap_roles(doc)
+    and object (or agent) of a verb; swap the subjects of two clauses. ``collocations`` (word-pair counts of the
+    corpus) keep adjectives of fixed terms in place."""
+    return _swap_amod(doc, collocations) + _swap_roles(doc)
 
 
 # --- spatial -----------------------------------------------------------------------------------------------------
