@@ -69,10 +69,11 @@ def bm25_index(collection, path: str | os.PathLike):
     from pyterrier_pisa import PisaIndex
 
     docs = collection.corpus_iter()
-    if collection.language == "zh":
+    language = getattr(collection, "language", "en")  # collections of our own: en unless they say otherwise
+    if language == "zh":
         path = Path(path).with_name(Path(path).stem + "-jieba-search.pisa")
         docs = ({"docno": d["docno"], "text": chinese_terms(d["text"])} for d in docs)
-    pisa = PisaIndex(str(path), text_field="text", stemmer="porter2" if collection.language == "en" else "none")
+    pisa = PisaIndex(str(path), text_field="text", stemmer="porter2" if language == "en" else "none")
     with quiet_native_output():  # PISA's native code logs every step
         if not pisa.built():
             pisa.index(docs)
@@ -102,7 +103,7 @@ def build_indices(collection, encoder: TokenEncoder, index_dir: str | os.PathLik
     if not (flex.built() and store.built()):
         store.indexer(encoder, flex_index=flex, verbose=verbose, overwrite=True).index(collection.corpus_iter())
     store.check_encoder(encoder)
-    return Indices(pisa, flex, store, collection.language)
+    return Indices(pisa, flex, store, getattr(collection, "language", "en"))
 
 
 def standard_pipelines(indices: Indices, encoder: TokenEncoder, *, depth: int = 100) -> dict[str, pt.Transformer]:

@@ -100,8 +100,11 @@ def test_encoder_training_resumes_from_checkpoint(tmp_path, tiny_model_dir):
 
 def test_malformed_training_file_names_the_problem(tmp_path, tiny_model_dir):
     path = tmp_path / "rows.jsonl"
-    RETRIEVAL.drop(columns=["negative"]).to_json(path, orient="records", lines=True)
-    with pytest.raises(ValueError, match="negative"):
+    RETRIEVAL.drop(columns=["positive"]).to_json(path, orient="records", lines=True)
+    with pytest.raises(ValueError, match="positive"):
+        train_encoder(path, tmp_path / "x", model=tiny_model_dir, config=EncoderTrainingConfig(steps=1))
+    RETRIEVAL.assign(negative=[""] + list(RETRIEVAL["negative"][1:])).to_json(path, orient="records", lines=True)
+    with pytest.raises(ValueError, match="'negative' is empty or missing in 1 row.*first row 0"):
         train_encoder(path, tmp_path / "x", model=tiny_model_dir, config=EncoderTrainingConfig(steps=1))
 
 
