@@ -96,13 +96,10 @@ class KeywordQueries:
         >>> KeywordQueries().queries("A black dog runs on the grass.")[:4]
         [('dog', 'keyword'), ('black dog', 'keyword'), ('grass', 'keyword'), ('dog running', 'phrase')]
         """
-        return next(iter(self._generate([passage])))
+        return next(iter(self.generate([passage])))
 
     def generate(self, passages: Iterable[str], *, batch_size: int = 64) -> Iterator[list[tuple[str, str]]]:
         """(query, kind) pairs per passage, in input order."""
-        yield from self._generate(passages, batch_size)
-
-    def _generate(self, passages, batch_size: int = 64):
         from ..negatives.wordnet import load_wordnet
 
         wordnet = load_wordnet()
