@@ -659,11 +659,121 @@ def _swap_roles(doc) -> list[Candidate]:
     return [c for c in out if c is not None]
 
 
+# comparisons whose direction a swap reverses: "higher in women than in men", "reduced in X compared with Y"
+_DIRECTIONAL = set(
+    "increase decrease reduce elevate improve enhance enrich upregulate downregulate raise lower impair suppress "
+    "attenuate augment diminish exceed worsen accelerate delay prolong shorten".split()
+)
+_GROUP_PREPOSITIONS = {"in", "among", "for"}
+_EFFECT_NOUNS = {"effect", "impact", "influence"}
+_COMPARATORS = {"than", "compared", "versus"}
+
+
+def _comparative(token) -> bool:
+    """Whether a word states a direction: a comparative ("higher", "more") or a verb of change ("reduced")."""
+    return token.tag_ in ("JJR", "RBR") or token.lemma_.lower() in _DIRECTIONAL
+
+
+def _directed(token) -> bool:
+    """Whether a word or its complement states a direction ("reduced", "was [higher]", "live [longer]")."""
+    return _comparative(token) or any(_comparative(c) for c in token.children if c.dep_ in ("acomp", "advmod"))
+
+
+def _argument(noun) -> bool:
+    """Whether a noun phrase can trade places with the other side of a relation: a short phrase that ends at a
+    boundary (punctuation, a preposition, the comparison word), with no list, number, label or hyphen glued to it."""
+    if noun is None or noun.pos_ not in ("NOUN", "PROPN") or noun.is_stop or noun.dep_ == "compound":
+        return False
+    span = _noun_phrase(noun)
+    if span is None or any(c.dep_ in ("conj", "cc", "appos") for c in noun.children):
+        return False
+    doc = noun.doc
+    start, _, end = span
+    ends = end == len(doc) or doc[end].pos_ in ("PUNCT", "ADP", "SCONJ", "AUX", "PART")
+    subject = noun.dep_ in ("nsubj", "nsubjpass") and doc[end].pos_ in ("VERB", "AUX")
+    if not (ends or subject or doc[end].lower_ in _COMPARATORS):
+        return False  # the phrase may go on: "three phosphorylation [cascades]"
+    if any(t.like_num or t.tag_ in ("JJR", "RBR") for t in doc[start:end]) or noun.lemma_.lower() in _TIME_WORDS:
+        return False  # "at 2 days", "during the period": a time or a dose, not a compared group
+    if doc[end - 1].text == "-" or _glued(doc[start]) or _glued(noun):
+        return False
+    before = doc[start - 1] if start > 0 else None
+    if before is not None and (before.pos_ in ("NOUN", "PROPN", "NUM", "ADJ") or before.is_upper and len(before) > 1):
+        return False  # "[RESULTS] Women", "[Candida] albicans"
+    return not any(t.is_upper and t.is_alpha and len(t) > 3 for t in doc[start:end])
+
+
+def _compared_sides(doc, comparator, after: int):
+    """The two compared noun phrases around "than", "compared with/to" or "versus": the same preposition on both
+    sides ("in women than in men"), a group preposition of the stated direction and a bare phrase ("reduced in
+    treated mice compared with controls"), or, for "than", the subject ("females live longer than males")."""
+    first = None
+    prep2 = doc[after] if doc[after].pos_ == "ADP" else None
+    second = _child(prep2, "pobj") if prep2 is not None else doc[after]
+    if prep2 is None and _noun_phrase(second) is None:
+        while second.i + 1 < len(doc) and second.head.i > second.i and second.dep_ in _PRE_MODIFIERS:
+            second = second.head  # "than [normal] tissue": from the phrase's first word to its noun
+        if _noun_phrase(second) is None or _noun_phrase(second)[0] != after:
+            return None
+    preps = [
+        t
+        for t in doc[max(0, comparator.i - 12) : comparator.i]
+        if t.dep_ == "prep"
+        and (t.lower_ == prep2.lower_ if prep2 is not None else t.lower_ in _GROUP_PREPOSITIONS)
+        and _directed(t.head)
+    ]
+    if preps:
+        first = _child(preps[-1], "pobj")
+    elif comparator.lower_ == "than" and prep2 is None:
+        predicate = comparator.head
+        while (
+            predicate.dep_ in ("advmod", "acomp", "amod", "dobj", "prep", "npadvmod")
+            and predicate.head is not predicate
+        ):
+            predicate = predicate.head
+        first = _child(predicate, "nsubj")
+        if first is not None and not _simple_argument(first):
+            return None
+        if first is not None and any(t.pos_ == "ADP" for t in doc[first.i : comparator.i]):
+            return None  # "the authors found lower values in [patients] than controls": the subject is not compared
+    return (first, second) if first is not None and first.i < comparator.i else None
+
+
+def _swap_relation_arguments(doc) -> list[Candidate]:
+    """Swap the two sides of a comparison ("higher in women than in men" -> "higher in men than in women") or of
+    an effect ("the effect of exercise on mortality" -> "the effect of mortality on exercise")."""
+    out = []
+    for token in doc:
+        sides, rule = None, "binding/swap-compared"
+        following = doc[token.i + 1] if token.i + 1 < len(doc) else None
+        if token.lower_ == "than" and following is not None and doc[token.i - 1].lower_ not in ("rather", "other"):
+            sides = _compared_sides(doc, token, token.i + 1)
+        elif token.lower_ in ("compared", "versus") and following is not None and token.i + 2 < len(doc):
+            after = token.i + 2 if token.lower_ == "compared" and following.lower_ in ("with", "to") else token.i + 1
+            if token.lower_ == "versus" or after == token.i + 2:
+                clause = doc[max(0, token.i - 12) : token.i]
+                if any(_comparative(t) for t in clause):
+                    sides = _compared_sides(doc, token, after)
+        elif token.lemma_.lower() in _EFFECT_NOUNS and token.pos_ == "NOUN":
+            of = next((c for c in token.children if c.dep_ == "prep" and c.lower_ == "of"), None)
+            on = next((c for c in token.children if c.dep_ == "prep" and c.lower_ == "on"), None)
+            if of is not None and on is not None and of.i < on.i:
+                effect, target = _child(of, "pobj"), _child(on, "pobj")
+                if target is not None and target.i + 1 < len(doc) and doc[target.i + 1].text != ",":
+                    sides, rule = (effect, target), "binding/swap-effect"  # not "on growth, parameters and ..."
+        if sides is None or not all(_argument(side) for side in sides):
+            continue
+        first, second = sides
+        if first.lemma_.lower() != second.lemma_.lower():
+            out.append(_swap_nps(doc, first, second, [], rule))
+    return [c for c in out if c is not None]
+
+
 def binding(doc, collocations: Collocations | None = None) -> list[Candidate]:
     """Move a modifier or a role to another entity: swap the adjectives of two nouns of one clause; swap subject
-    and object (or agent) of a verb; swap the subjects of two clauses. ``collocations`` (word-pair counts of the
-    corpus) keep adjectives of fixed terms in place."""
-    return _swap_amod(doc, collocations) + _swap_roles(doc)
+    and object (or agent) of a verb; swap the subjects of two clauses; swap the two sides of a comparison or an
+    effect. ``collocations`` (word-pair counts of the corpus) keep adjectives of fixed terms in place."""
+    return _swap_amod(doc, collocations) + _swap_roles(doc) + _swap_relation_arguments(doc)
 
 
 # --- spatial -----------------------------------------------------------------------------------------------------
