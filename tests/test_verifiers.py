@@ -81,6 +81,23 @@ def test_f4_grid_follows_real_lengths():
     assert grid == (2, 3)  # not 16 x 16
 
 
+@pytest.mark.parametrize("config", [{}, {"layers": 2, "heads": 4, "ff": 16}])
+def test_f4_inference_path_matches_the_full_layer(config):
+    """Without gradients F4 computes only [CLS] in its last layer; the scores must equal the full Transformer's."""
+    torch.manual_seed(3)
+    head = MapTransformerHead(dim=16, **config).eval()
+    for p in head.parameters():  # move off the initial values so every term counts
+        p.data.add_(torch.randn_like(p) * 0.1)
+    (sim, qmask, cmask), _ = padded_variants()
+    cmask[1, :] = False  # a candidate without any valid tile: [CLS] attends to itself only
+    with torch.enable_grad():
+        full = head(sim, qmask, cmask)
+    with torch.inference_mode():
+        fast = head(sim, qmask, cmask)
+    assert torch.allclose(fast, full, atol=1e-5)
+    assert not torch.allclose(full, torch.zeros_like(full))
+
+
 @pytest.mark.parametrize("cls", [BagOfSimilarities, SoftAlign, PooledCosine, MaxSim])
 def test_every_reranker_shares_the_contract(tiny_encoder, cls):
     frame = pd.DataFrame(
