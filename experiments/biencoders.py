@@ -2,7 +2,7 @@
 Model B (the same plus structural rows at a 14% share), trained with the same steps and hyperparameters for each
 seed, then evaluated zero-shot and on near-misses.
 
-    COMPVERIFY_DATA=/path/to/data python experiments/biencoders.py [--seeds 42,43,44] [--steps 90]
+    COMPVERIFY_DATA=/path/to/data python experiments/biencoders.py [--seeds 42,43,44] [--steps 90] [--balanced-seeds 42]
 
 - Retrieval: dense exact search with each model on Cranfield, Vaswani and CapRetrievalEn (zero-shot) and SciFact
   test (in-domain: SciFact train and corpus sentences feed the training rows), nDCG@10, RR@10, Success@1/10;
@@ -49,9 +49,10 @@ def train_all(args, edits: pd.DataFrame, work: Path) -> tuple[dict[str, str], pd
     """Train (or reuse) A and B for every seed; returns name -> model folder, timings, training sentences."""
     models, timings, used = {"backbone": args.model}, [], set()
     for seed in args.seeds:
-        for recipe in ("A", "B"):
+        for recipe in ("A", "B", "Bbal") if seed in args.balanced_seeds else ("A", "B"):
             out = work / f"{recipe}-{seed}"
-            rows = recipe_rows(recipe, edits=edits, share=args.share, seed=seed)
+            balanced = recipe == "Bbal"  # B with as many negation, binding and spatial rows each
+            rows = recipe_rows(recipe.removesuffix("bal"), edits=edits, share=args.share, balanced=balanced, seed=seed)
             used |= set(rows["anchor"])
             info_file = out / "run.json"
             if not info_file.exists():
@@ -152,7 +153,7 @@ def nearmiss_tables(models: dict[str, str], triplets: pd.DataFrame, args):
                 "auc": np.nan if identity else roc_auc(pos, neg),
                 "mean_nearmiss_sim": float(neg.mean()),
             }
-            if name.startswith("B-"):
+            if name.split("-")[0] in ("B", "Bbal"):
                 a = scored["A-" + name.split("-")[1]]
                 row["b_lower_share"] = b_lower_share(a.loc[g.index, "s_neg"].to_numpy(), neg)
             rows.append(row)
@@ -176,6 +177,11 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32, help="the paper used 128")
     parser.add_argument("--share", type=float, default=0.14, help="structural share of Model B's rows")
     parser.add_argument(
+        "--balanced-seeds",
+        default="",
+        help="seeds for which to train also Bbal: Model B with equal negation, binding and spatial rows",
+    )
+    parser.add_argument(
         "--edits",
         default=str(DEFAULT_INDEX_DIR / "negatives-scifact-v3.jsonl"),
         help="`compverify negatives` output over SciFact abstract sentences",
@@ -187,6 +193,7 @@ def main() -> None:
     parser.add_argument("--out", default="experiments/results/biencoders")
     args = parser.parse_args()
     args.seeds = [int(s) for s in args.seeds.split(",")]
+    args.balanced_seeds = [int(s) for s in args.balanced_seeds.split(",") if s]
     cv.setup_local_data()
     started = time.time()
     work = Path(args.work)
@@ -211,7 +218,13 @@ def main() -> None:
             "",
             f"Same steps ({args.steps}) and hyperparameters for A and B: batch {args.batch_size}, MNRL scale 10, "
             f"AdamW lr 2e-5, 10% warm-up then linear decay, max length 128. Model B: structural share "
-            f"{args.share} (identity positives), edits from `{Path(args.edits).name}`.",
+            f"{args.share} (identity positives), edits from `{Path(args.edits).name}`."
+            + (
+                f" Bbal (seeds {args.balanced_seeds}): Model B with the structural rows drawn equally from negation, "
+                "binding and spatial edits."
+                if args.balanced_seeds
+                else ""
+            ),
             "",
             "## Retrieval: mean ± std over seeds (zero-shot: Cranfield, Vaswani, CapRetrievalEn; in-domain: SciFact)",
             "",
