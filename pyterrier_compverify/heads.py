@@ -120,7 +120,7 @@ class MapTransformerHead(nn.Module):
     fixed 128 x 128), a linear patch embedding to ``dim``, a learned [CLS] and factorised row/column positions,
     pre-norm Transformer layer(s) with tiles holding no valid pair masked out, an MLP on [CLS], tanh.
     (B, m, n) map -> (B,) scores in [-1, 1]. Without gradients (inference) the last layer computes [CLS] only,
-    with the same result (:func:`cls_only_layer`)."""
+    with the same result (:func:`cls_only_layer`); set ``cls_only = False`` to run the full layer."""
 
     def __init__(
         self, dim: int = 384, *, patch: int = 8, layers: int = 1, heads: int = 1, ff: int = 32, max_grid: int = 64
@@ -136,6 +136,7 @@ class MapTransformerHead(nn.Module):
         self.norm = nn.LayerNorm(dim)
         self.mlp = nn.Sequential(nn.Linear(dim, dim // 4), nn.GELU(), nn.Linear(dim // 4, 1))
         nn.init.normal_(self.cls, std=0.02)
+        self.cls_only = True  # without gradients, compute only [CLS] in the last layer (same scores, faster)
 
     def forward(self, sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor:
         query_mask = _batch_mask(query_mask, sim.shape[0])
@@ -148,10 +149,11 @@ class MapTransformerHead(nn.Module):
         h = self.embed(tiles) + (self.row_pos(grid_r) + self.col_pos(grid_c))  # (B, T, dim)
         cls = self.cls.expand(h.shape[0], 1, -1)
         layers = self.encoder.layers
-        if torch.is_grad_enabled() or len(layers) > 1:
+        full = torch.is_grad_enabled() or not self.cls_only
+        if full or len(layers) > 1:
             h = torch.cat([cls, h], dim=1)
             keep = torch.cat([torch.ones_like(tile_valid[:, :1]), tile_valid], dim=1)
-            if torch.is_grad_enabled():
+            if full:
                 return self._score(self.encoder(h, src_key_padding_mask=~keep)[:, 0])
             for layer in layers[:-1]:
                 h = layer(h, src_key_padding_mask=~keep)

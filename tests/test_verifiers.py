@@ -94,6 +94,8 @@ def test_f4_inference_path_matches_the_full_layer(config):
         full = head(sim, qmask, cmask)
     with torch.inference_mode():
         fast = head(sim, qmask, cmask)
+        head.cls_only = False
+        assert torch.allclose(head(sim, qmask, cmask), full, atol=1e-6)
     assert torch.allclose(fast, full, atol=1e-5)
     assert not torch.allclose(full, torch.zeros_like(full))
 
