@@ -7,6 +7,8 @@ import re
 import string
 from typing import TYPE_CHECKING
 
+from ..lcs import lcs_length
+
 if TYPE_CHECKING:
     from .generator import Edit
 
@@ -74,19 +76,8 @@ def changed_tokens(sentence1: str, sentence2: str) -> int:
     if len(a) == len(b):
         total = min(total, sum(x != y for x, y in zip(a, b)))
     if sorted(a) == sorted(b):
-        total = min(total, len(a) - _common_subsequence(a, b))
+        total = min(total, len(a) - lcs_length(a, b))
     return total
-
-
-def _common_subsequence(a: list[str], b: list[str]) -> int:
-    """Length of a longest common subsequence of two word lists (dynamic programming, O(len(a) * len(b)))."""
-    previous = [0] * (len(b) + 1)
-    for x in a:
-        current = [0]
-        for j, y in enumerate(b):
-            current.append(previous[j] + 1 if x == y else max(previous[j + 1], current[j]))
-        previous = current
-    return previous[-1]
 
 
 def _has_words(text: str, words: str) -> bool:

@@ -7,26 +7,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..lcs import lcs_length
+
 _TOKEN = re.compile(r"\w+")
 
 
 def tokens(text: str) -> list[str]:
     return _TOKEN.findall(text.lower())
-
-
-def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
-    """Length of the longest common subsequence of two token lists.
-
-    >>> lcs_length("a b c d".split(), "a c d e".split())
-    3
-    """
-    previous = [0] * (len(b) + 1)
-    for x in a:
-        current = [0]
-        for j, y in enumerate(b):
-            current.append(previous[j] + 1 if x == y else max(previous[j + 1], current[j]))
-        previous = current
-    return previous[-1]
 
 
 def rouge_l(a: str, b: str) -> float:
