@@ -105,13 +105,18 @@ def retrieval_tables(models: dict[str, str], collections: list[str], work: Path,
             for m in NAMES:
                 row[m] = f"{g[m].mean():.4f} ± {g[m].std(ddof=0):.4f}"
             summary.append(row)
-        a = res.loc[res["model"] == "A", "nDCG@10"].mean()
-        b = res.loc[res["model"] == "B", "nDCG@10"].mean()
-        a_q = per_query[[c for c in per_query if c.startswith("A-")]].mean(axis=1)
-        b_q = per_query[[c for c in per_query if c.startswith("B-")]].mean(axis=1)
-        summary[-1]["B vs A nDCG@10"] = f"{100 * (b - a) / a:+.1f}%"
-        summary[-1]["p (paired t, per query)"] = f"{ttest_rel(b_q, a_q).pvalue:.3g}"
-        print(pd.DataFrame(summary[-3:]).to_markdown(index=False), f"({time.time() - t:.0f} s)", flush=True)
+        rows = {row["model"]: row for row in summary if row["collection"] == dataset_id}
+        for model in ("B", "Bbal"):  # each B variant against A on the seeds the variant has
+            if model not in rows:
+                continue
+            seeds = [name.split("-")[1] for name in res.loc[res["model"] == model, "name"]]
+            a = res.loc[res["name"].isin([f"A-{seed}" for seed in seeds]), "nDCG@10"].mean()
+            b = res.loc[res["model"] == model, "nDCG@10"].mean()
+            a_q = per_query[[f"A-{seed}" for seed in seeds]].mean(axis=1)
+            b_q = per_query[[f"{model}-{seed}" for seed in seeds]].mean(axis=1)
+            rows[model]["B vs A nDCG@10"] = f"{100 * (b - a) / a:+.1f}%"
+            rows[model]["p (paired t, per query)"] = f"{ttest_rel(b_q, a_q).pvalue:.3g}"
+        print(pd.DataFrame(list(rows.values())).to_markdown(index=False), f"({time.time() - t:.0f} s)", flush=True)
     return pd.concat(experiments, ignore_index=True), pd.DataFrame(summary)
 
 
