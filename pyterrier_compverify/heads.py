@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .cls_attention import NormedEmbeddedRows, NormedRows, cls_only_layer
 from .simmap import map_features, patch_grid
 
 
@@ -120,7 +121,7 @@ class MapTransformerHead(nn.Module):
     fixed 128 x 128), a linear patch embedding to ``dim``, a learned [CLS] and factorised row/column positions,
     pre-norm Transformer layer(s) with tiles holding no valid pair masked out, an MLP on [CLS], tanh.
     (B, m, n) map -> (B,) scores in [-1, 1]. Without gradients (inference) the last layer computes [CLS] only,
-    with the same result (:func:`cls_only_layer`); set ``cls_only = False`` to run the full layer."""
+    with the same result (see ``cls_attention``); ``cls_only = False`` runs the full layer instead."""
 
     def __init__(
         self, dim: int = 384, *, patch: int = 8, layers: int = 1, heads: int = 1, ff: int = 32, max_grid: int = 64
@@ -146,51 +147,24 @@ class MapTransformerHead(nn.Module):
             raise ValueError(f"map of {rows}x{cols} tiles exceeds max_grid={self.row_pos.num_embeddings}")
         grid_r = torch.arange(rows, device=sim.device).repeat_interleave(cols)
         grid_c = torch.arange(cols, device=sim.device).repeat(rows)
-        h = self.embed(tiles) + (self.row_pos(grid_r) + self.col_pos(grid_c))  # (B, T, dim)
-        cls = self.cls.expand(h.shape[0], 1, -1)
+        offsets = self.embed.bias + self.row_pos(grid_r) + self.col_pos(grid_c)  # (T, dim)
+        cls = self.cls.expand(tiles.shape[0], 1, -1)
         layers = self.encoder.layers
-        full = torch.is_grad_enabled() or not self.cls_only
-        if full or len(layers) > 1:
-            h = torch.cat([cls, h], dim=1)
-            keep = torch.cat([torch.ones_like(tile_valid[:, :1]), tile_valid], dim=1)
-            if full:
-                return self._score(self.encoder(h, src_key_padding_mask=~keep)[:, 0])
-            for layer in layers[:-1]:
-                h = layer(h, src_key_padding_mask=~keep)
-            cls, h = h[:, :1], h[:, 1:]
-        # inference: only [CLS] is read, so the last layer need not update the tiles
-        return self._score(cls_only_layer(layers[-1], cls[:, 0], h, tile_valid))
+        full = torch.is_grad_enabled() or not self.cls_only  # else inference: the last layer computes [CLS] only
+        if not full and len(layers) == 1:  # one layer: the tiles' states are never formed
+            rest = NormedEmbeddedRows(layers[0].norm1, tiles, self.embed.weight, offsets)
+            return self._score(cls_only_layer(layers[0], cls[:, 0], rest, tile_valid))
+        h = torch.cat([cls, tiles @ self.embed.weight.T + offsets], dim=1)
+        keep = torch.cat([torch.ones_like(tile_valid[:, :1]), tile_valid], dim=1)
+        if full:
+            return self._score(self.encoder(h, src_key_padding_mask=~keep)[:, 0])
+        for layer in layers[:-1]:
+            h = layer(h, src_key_padding_mask=~keep)
+        rest = NormedRows(layers[-1].norm1, h[:, 1:])
+        return self._score(cls_only_layer(layers[-1], h[:, 0], rest, tile_valid))
 
     def _score(self, cls: torch.Tensor) -> torch.Tensor:
         return torch.tanh(self.mlp(self.norm(cls))).squeeze(-1)
-
-
-def cls_only_layer(
-    layer: nn.TransformerEncoderLayer, first: torch.Tensor, rest: torch.Tensor, keep: torch.Tensor
-) -> torch.Tensor:
-    """The output at the first position of a pre-norm ``layer`` (dropout off) over the sequence [first, rest],
-    without computing the other positions.
-
-    The same sums as the full layer, reassociated: with z = LN(x), the attention logits of the first position
-    are (W_k^T q) . z_t per head and its attention output is W_v (sum_t a_t z_t) + b_v, so no key or value vector
-    is formed: O(T d) per sequence instead of O(T d^2). (The key bias adds the same logit to every position and
-    cancels in the softmax.) first (B, d), rest (B, T, d), keep (B, T) mask of ``rest`` -> (B, d).
-    """
-    if not layer.norm_first:
-        raise ValueError("cls_only_layer needs a pre-norm (norm_first=True) layer")
-    attn = layer.self_attn
-    heads, d = attn.num_heads, first.shape[-1]
-    w_q, w_k, w_v = attn.in_proj_weight.chunk(3)  # (d, d) each
-    b_q, _, b_v = attn.in_proj_bias.chunk(3)
-    z0, z = layer.norm1(first), layer.norm1(rest)  # (B, d), (B, T, d)
-    q = (z0 @ w_q.T + b_q).view(-1, heads, d // heads)  # (B, H, d/H)
-    u = torch.einsum("bhe,hed->bhd", q, w_k.view(heads, d // heads, d)) / (d // heads) ** 0.5  # (B, H, d)
-    logits = torch.einsum("bhd,btd->bht", u, z).masked_fill(~keep[:, None, :], float("-inf"))
-    weights = torch.cat([torch.einsum("bhd,bd->bh", u, z0)[:, :, None], logits], dim=2).softmax(-1)
-    mixed = weights[:, :, :1] * z0[:, None] + torch.einsum("bht,btd->bhd", weights[:, :, 1:], z)  # (B, H, d)
-    values = torch.einsum("bhd,hed->bhe", mixed, w_v.view(heads, d // heads, d)) + b_v.view(heads, -1)
-    x = first + attn.out_proj(values.reshape(-1, d))
-    return x + layer.linear2(layer.activation(layer.linear1(layer.norm2(x))))
 
 
 HEADS = {"F3": MapCNNHead, "F4": MapTransformerHead}

@@ -81,7 +81,7 @@ def test_f4_grid_follows_real_lengths():
     assert grid == (2, 3)  # not 16 x 16
 
 
-@pytest.mark.parametrize("config", [{}, {"layers": 2, "heads": 4, "ff": 16}])
+@pytest.mark.parametrize("config", [{}, {"heads": 4}, {"layers": 2, "heads": 4, "ff": 16}])
 def test_f4_inference_path_matches_the_full_layer(config):
     """Without gradients F4 computes only [CLS] in its last layer; the scores must equal the full Transformer's."""
     torch.manual_seed(3)
