@@ -4,7 +4,8 @@ on SciFact test, Cranfield and CapRetrievalEn, and on the near-miss benchmark; w
     COMPVERIFY_DATA=/path/to/data python experiments/verifiers.py [--frozen-steps 200] [--e2e-steps 100]
 
 Training rows: SciFact train claims -> cited abstracts with BM25 hard negatives, plus structural rows generated
-from SciFact abstract sentences (identity positives, as in the paper). SugarCrepe, CondaQA, CapRetrieval and
+from SciFact abstract sentences (identity positives, as in the paper, or with --positives paraphrase their
+generated paraphrases). SugarCrepe, CondaQA, CapRetrieval and
 Cranfield stay out of training. Writes experiments/results/verifiers.{md,json}.
 """
 
@@ -40,7 +41,9 @@ def training_rows(args) -> pd.DataFrame:
     else:
         sentences = corpus_sentences("irds:beir/scifact/train", limit=args.sentences, seed=args.seed)
         edits = RuleBasedGenerator().generate(sentences, verbose=True).table
-    structural = structural_triplets(edits)
+    structural = structural_triplets(edits, positives=args.positives)
+    if args.positives == "paraphrase":  # only sentences with a generated paraphrase: no identity fallback
+        structural = structural[structural["positive"] != structural["anchor"]]
     n_struct = min(len(structural), int(round(len(retrieval) * args.share / (1 - args.share))))
     return mix_rows(retrieval, structural, share=n_struct / (n_struct + len(retrieval)), seed=args.seed)
 
@@ -70,6 +73,12 @@ def main() -> None:
         "--edits",
         default=str(DEFAULT_INDEX_DIR / "negatives-scifact.jsonl"),
         help="edits from `compverify negatives` (generated here when the file is absent)",
+    )
+    parser.add_argument(
+        "--positives",
+        default="identity",
+        choices=["identity", "paraphrase"],
+        help="positive of a structural row: the sentence itself (the paper) or its generated paraphrase",
     )
     parser.add_argument("--batch-size", type=int, default=16, help="the paper used 32; 16 fits 2 CPU cores")
     parser.add_argument("--cnn-channels", default="32,64", help="F3 channels (the paper: 128,256)")
@@ -188,7 +197,7 @@ def main() -> None:
             pd.DataFrame(timings).T.to_markdown(),
             "",
             f"Rows: {len(rows)} ({rows['kind'].value_counts().to_dict()}), "
-            f"structural share {args.share}, seed {args.seed}.",
+            f"structural share {args.share}, {args.positives} positives, seed {args.seed}.",
             "",
             "## Reranking the dense MiniLM top-100",
             "",
