@@ -5,8 +5,8 @@ on SciFact test, Cranfield and CapRetrievalEn, and on the near-miss benchmark; w
 
 Training rows: SciFact train claims -> cited abstracts with BM25 hard negatives, plus structural rows generated
 from SciFact abstract sentences (identity positives, as in the paper, or with --positives paraphrase their
-generated paraphrases). SugarCrepe, CondaQA, CapRetrieval and
-Cranfield stay out of training. Writes experiments/results/verifiers.{md,json}.
+generated paraphrases). SugarCrepe, CondaQA, CapRetrieval and Cranfield stay out of training.
+Writes experiments/results/verifiers.{md,json}.
 """
 
 from __future__ import annotations

@@ -69,14 +69,14 @@ def changed_tokens(sentence1: str, sentence2: str) -> int:
     3
     """
     a, b = _WORD.findall(sentence1.lower()), _WORD.findall(sentence2.lower())
+    if sorted(a) == sorted(b):  # only reordered: never more than difflib's count or the differing positions
+        return len(a) - lcs_length(a, b)
     total = 0
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
         if op != "equal":
             total += max(i2 - i1, j2 - j1)
     if len(a) == len(b):
         total = min(total, sum(x != y for x, y in zip(a, b)))
-    if sorted(a) == sorted(b):
-        total = min(total, len(a) - lcs_length(a, b))
     return total
 
 

@@ -713,7 +713,8 @@ def _compared_sides(doc, comparator, after: int):
     if prep2 is None and _noun_phrase(second) is None:
         while second.i + 1 < len(doc) and second.head.i > second.i and second.dep_ in _PRE_MODIFIERS:
             second = second.head  # "than [normal] tissue": from the phrase's first word to its noun
-        if _noun_phrase(second) is None or _noun_phrase(second)[0] != after:
+        span = _noun_phrase(second)
+        if span is None or span[0] != after:
             return None
     preps = [
         t
@@ -745,15 +746,13 @@ def _swap_relation_arguments(doc) -> list[Candidate]:
     out = []
     for token in doc:
         sides, rule = None, "binding/swap-compared"
-        following = doc[token.i + 1] if token.i + 1 < len(doc) else None
-        if token.lower_ == "than" and following is not None and doc[token.i - 1].lower_ not in ("rather", "other"):
-            sides = _compared_sides(doc, token, token.i + 1)
-        elif token.lower_ in ("compared", "versus") and following is not None and token.i + 2 < len(doc):
-            after = token.i + 2 if token.lower_ == "compared" and following.lower_ in ("with", "to") else token.i + 1
-            if token.lower_ == "versus" or after == token.i + 2:
-                clause = doc[max(0, token.i - 12) : token.i]
-                if any(_comparative(t) for t in clause):
-                    sides = _compared_sides(doc, token, after)
+        word, following = token.lower_, doc[token.i + 1].lower_ if token.i + 1 < len(doc) else None
+        if word == "than" and following is not None and token.i > 0:
+            if doc[token.i - 1].lower_ not in ("rather", "other"):  # "rather than" contrasts, it does not compare
+                sides = _compared_sides(doc, token, token.i + 1)
+        elif (word == "compared" and following in ("with", "to") or word == "versus") and token.i + 2 < len(doc):
+            if any(_comparative(t) for t in doc[max(0, token.i - 12) : token.i]):  # a direction to reverse
+                sides = _compared_sides(doc, token, token.i + (2 if word == "compared" else 1))
         elif token.lemma_.lower() in _EFFECT_NOUNS and token.pos_ == "NOUN":
             of = next((c for c in token.children if c.dep_ == "prep" and c.lower_ == "of"), None)
             on = next((c for c in token.children if c.dep_ == "prep" and c.lower_ == "on"), None)
