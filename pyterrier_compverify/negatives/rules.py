@@ -183,7 +183,7 @@ _PLAIN_DETERMINERS = {"the", "a", "an", "this", "that", "these", "those"}
 _SWAP_STOP_ADJECTIVES = set(
     "other such same different many several various own certain further additional more most few main first last "
     "next previous total whole overall only possible respective inside outside much little non vivo vitro situ "
-    "silico second third fourth fifth sixth seventh eighth ninth tenth present fat latter former".split()
+    "silico second third fourth fifth sixth seventh eighth ninth tenth present fat latter former free".split()
 )
 # noun modifiers that work like adjectives ("a brick building", "a wood fence")
 _MATERIALS = set(
@@ -326,9 +326,18 @@ def _qualitative(token, collocations: Collocations | None = None) -> bool:
         return False
     if not synsets or _relational(word, synsets):
         return False
+    if not _describes_attribute(synsets):
+        return False
     if synsets[0].pos() == "s":
         return collocations is not None and collocations.graded(word)
     return any(lemma.name() == word and lemma.antonyms() for lemma in synsets[0].lemmas())
+
+
+def _describes_attribute(synsets) -> bool:
+    """Whether one of the adjective's first two senses (or the head adjective of its cluster) is a value of a
+    WordNet attribute ("high" - height, "rapid" - speed, "chronic" - duration): a descriptive adjective, not one
+    that names a kind ("regulatory", "voluntary", "operable")."""
+    return any(head.attributes() for synset in synsets[:2] for head in [synset, *synset.similar_tos()])
 
 
 def _relational(word: str, synsets) -> bool:
@@ -441,17 +450,22 @@ def _swap_amod(doc, collocations: Collocations | None = None) -> list[Candidate]
                 for adj2 in modifiers[noun2.i]:
                     if adj1.lower_ in words2 or adj2.lower_ in words1 or _near_synonyms(adj1.lower_, adj2.lower_):
                         continue
-                    new1 = adj2.text if _keeps_case(adj2) else adj2.lower_
-                    new2 = adj1.text if _keeps_case(adj1) else adj1.lower_
-                    changes = {
-                        adj1.i: _match_case(new1, adj1.text) + adj1.whitespace_,
-                        adj2.i: _match_case(new2, adj2.text) + adj2.whitespace_,
-                    }
-                    _fix_article(doc, changes, adj1.i, new1)
-                    _fix_article(doc, changes, adj2.i, new2)
                     rule = "binding/swap-amod" if adj1.dep_ == adj2.dep_ == "amod" else "binding/swap-modifier"
-                    out.append((_render(doc, changes), "binding", rule))
+                    out.append(_swap_words(doc, adj1, adj2, rule))
     return out
+
+
+def _swap_words(doc, word1, word2, rule: str) -> Candidate:
+    """Exchange two single words, keeping the case of each position and fixing "a"/"an" before them."""
+    new1 = word2.text if _keeps_case(word2) else word2.lower_
+    new2 = word1.text if _keeps_case(word1) else word1.lower_
+    changes = {
+        word1.i: _match_case(new1, word1.text) + word1.whitespace_,
+        word2.i: _match_case(new2, word2.text) + word2.whitespace_,
+    }
+    _fix_article(doc, changes, word1.i, new1)
+    _fix_article(doc, changes, word2.i, new2)
+    return _render(doc, changes), "binding", rule
 
 
 def _noun_phrase(token):
@@ -502,12 +516,15 @@ def _present(verb) -> bool:
     return finite.tag_ in ("VBZ", "VBP") or (finite.lemma_.lower() == "be" and finite.tag_ != "MD")
 
 
-def _swap_nps(doc, first, second, verbs, rule: str) -> Candidate | None:
-    """Swap two noun phrases; determiners stay in place when both nouns have the same number."""
+def _swap_nps(doc, first, second, rule: str, same_head: bool = False) -> Candidate | None:
+    """Swap two noun phrases; determiners stay in place when both nouns have the same number. ``same_head``
+    allows phrases with one head noun ("young mice" and "old mice")."""
     if first.i > second.i:
         first, second = second, first
     np1, np2 = _noun_phrase(first), _noun_phrase(second)
-    if np1 is None or np2 is None or np1[2] > np2[0] or first.lemma_.lower() == second.lemma_.lower():
+    if np1 is None or np2 is None or np1[2] > np2[0]:
+        return None
+    if not same_head and first.lemma_.lower() == second.lemma_.lower():
         return None
     same_number = _number(first) == _number(second)
     if not same_number:  # swapping numbers breaks agreement with verbs, pronouns and quantifiers too often
@@ -644,18 +661,18 @@ def _swap_roles(doc) -> list[Candidate]:
             subjects.append((verb, subject))
         obj = _child(verb, "dobj")
         if subject is not None and obj is not None and _swappable_object(verb, obj):
-            out.append(_swap_nps(doc, subject, obj, [verb], "binding/swap-subj-obj"))
+            out.append(_swap_nps(doc, subject, obj, "binding/swap-subj-obj"))
         passive = _child(verb, "nsubjpass")
         agent = _child(verb, "agent")
         by_obj = _child(agent, "pobj") if agent is not None else None
         if passive is not None and by_obj is not None and _swappable_agent(verb, passive, by_obj):
-            out.append(_swap_nps(doc, passive, by_obj, [verb], "binding/swap-subj-agent"))
+            out.append(_swap_nps(doc, passive, by_obj, "binding/swap-subj-agent"))
     for a, (verb1, subject1) in enumerate(subjects):
         for verb2, subject2 in subjects[a + 1 :]:
             if _clause_head(subject1).i == _clause_head(subject2).i or _child(verb1, "ccomp") or _child(verb2, "ccomp"):
                 continue  # "one hypothesis is that ...": a clause-taking verb's subject is not an entity
             if _agrees(subject1, verb2) and _agrees(subject2, verb1):
-                out.append(_swap_nps(doc, subject1, subject2, [verb1, verb2], "binding/swap-subjects"))
+                out.append(_swap_nps(doc, subject1, subject2, "binding/swap-subjects"))
     return [c for c in out if c is not None]
 
 
@@ -691,7 +708,7 @@ def _argument(noun) -> bool:
     start, _, end = span
     ends = end == len(doc) or doc[end].pos_ in ("PUNCT", "ADP", "SCONJ", "AUX", "PART")
     subject = noun.dep_ in ("nsubj", "nsubjpass") and doc[end].pos_ in ("VERB", "AUX")
-    if not (ends or subject or doc[end].lower_ in _COMPARATORS):
+    if not (ends or subject or doc[end].lower_ in _COMPARATORS | {"but", "rather"}):
         return False  # the phrase may go on: "three phosphorylation [cascades]"
     if any(t.like_num or t.tag_ in ("JJR", "RBR") for t in doc[start:end]) or noun.lemma_.lower() in _TIME_WORDS:
         return False  # "at 2 days", "during the period": a time or a dose, not a compared group
@@ -740,6 +757,50 @@ def _compared_sides(doc, comparator, after: int):
     return (first, second) if first is not None and first.i < comparator.i else None
 
 
+_CONTRASTS = (("but", "not"), ("rather", "than"))
+_NOMINAL_SUFFIX = re.compile(r"(tion|sion|ment|ance|ence|sis|ing)$")
+
+
+def _contrasted_sides(doc, connective):
+    """The two sides of a contrast, "X but not Y" or "X rather than Y", with the same preposition on both sides
+    when there is one ("in women, but not in men"; "expressed in fibrotic but not healthy tissue"). ``connective``
+    is the first of its two words."""
+    after = connective.i + 2
+    if after >= len(doc):
+        return None
+    before = doc[connective.i - 1] if doc[connective.i - 1].text != "," else doc[connective.i - 2]
+    if doc[after].pos_ == "ADP":
+        second = _child(doc[after], "pobj")
+        if second is None or before.pos_ not in ("NOUN", "PROPN") or before.head.dep_ != "prep":
+            return None
+        if before.head.lower_ != doc[after].lower_:
+            return None
+        return before, second
+    second = doc[after]
+    if second.pos_ == "ADJ" and before.pos_ == "ADJ" and second.dep_ == "conj" and second.head.i == before.i:
+        return before, second
+    if second.pos_ in ("NOUN", "PROPN") and before.pos_ in ("NOUN", "PROPN") and second.head.i == before.i:
+        return before, second
+    return None
+
+
+def _nominal_sides(token):
+    """The two arguments of a nominalised verb, "N of X by Y" ("the phosphorylation of p53 by ATM")."""
+    if token.pos_ != "NOUN" or not _NOMINAL_SUFFIX.search(token.lower_):
+        return None
+    of = next((c for c in token.children if c.dep_ == "prep" and c.lower_ == "of"), None)
+    theme = _child(of, "pobj") if of is not None else None
+    if theme is None:
+        return None
+    by = next((c for c in [*token.children, *theme.children] if c.dep_ == "prep" and c.lower_ == "by"), None)
+    if by is None or by.i != theme.i + 1:
+        return None
+    agent = _child(by, "pobj")
+    if agent is None or agent.i + 1 < len(token.doc) and token.doc[agent.i + 1].text == ",":
+        return None  # "by growth factors, receptors and channels", "by Nilotinib, an inhibitor": a list or an aside
+    return theme, agent
+
+
 def _swap_relation_arguments(doc) -> list[Candidate]:
     """Swap the two sides of a comparison ("higher in women than in men" -> "higher in men than in women") or of
     an effect ("the effect of exercise on mortality" -> "the effect of mortality on exercise")."""
@@ -760,11 +821,16 @@ def _swap_relation_arguments(doc) -> list[Candidate]:
                 effect, target = _child(of, "pobj"), _child(on, "pobj")
                 if target is not None and target.i + 1 < len(doc) and doc[target.i + 1].text != ",":
                     sides, rule = (effect, target), "binding/swap-effect"  # not "on growth, parameters and ..."
+        elif (word, following) in _CONTRASTS and token.i > 1:
+            sides, rule = _contrasted_sides(doc, token), "binding/swap-contrasted"
+            if sides is not None and sides[0].pos_ == "ADJ":  # "fibrotic but not healthy tissue": swap the words
+                out.append(_swap_words(doc, *sides, rule))
+                continue
+        else:
+            sides, rule = _nominal_sides(token), "binding/swap-nominal"
         if sides is None or not all(_argument(side) for side in sides):
             continue
-        first, second = sides
-        if first.lemma_.lower() != second.lemma_.lower():
-            out.append(_swap_nps(doc, first, second, [], rule))
+        out.append(_swap_nps(doc, *sides, rule, same_head=True))
     return [c for c in out if c is not None]
 
 
