@@ -326,18 +326,9 @@ def _qualitative(token, collocations: Collocations | None = None) -> bool:
         return False
     if not synsets or _relational(word, synsets):
         return False
-    if not _describes_attribute(synsets):
-        return False
     if synsets[0].pos() == "s":
         return collocations is not None and collocations.graded(word)
     return any(lemma.name() == word and lemma.antonyms() for lemma in synsets[0].lemmas())
-
-
-def _describes_attribute(synsets) -> bool:
-    """Whether one of the adjective's first two senses (or the head adjective of its cluster) is a value of a
-    WordNet attribute ("high" - height, "rapid" - speed, "chronic" - duration): a descriptive adjective, not one
-    that names a kind ("regulatory", "voluntary", "operable")."""
-    return any(head.attributes() for synset in synsets[:2] for head in [synset, *synset.similar_tos()])
 
 
 def _relational(word: str, synsets) -> bool:
