@@ -198,6 +198,7 @@ def test_binding_swaps_relation_arguments(gen, sentence, expected, rule):
         "It is regulated in the liver but not by insulin.",  # different prepositions: different relations
         "The regulation of many functions by growth factors, receptors and channels.",  # a list as the agent
         "The inhibition of growth by 50% was seen.",  # "by" gives an amount, not an agent
+        "Public health research has focused on categorical rather than cross-cutting or systems issues.",  # hyphenated
     ],
 )
 def test_binding_relation_swaps_need_two_matching_sides(gen, sentence):

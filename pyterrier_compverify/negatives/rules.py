@@ -769,7 +769,7 @@ def _contrasted_sides(doc, connective):
         return before, second
     second = doc[after]
     if second.pos_ == "ADJ" and before.pos_ == "ADJ" and second.dep_ == "conj" and second.head.i == before.i:
-        return before, second
+        return None if _glued(before) or _glued(second) else (before, second)  # not "cross[-cutting]"
     if second.pos_ in ("NOUN", "PROPN") and before.pos_ in ("NOUN", "PROPN") and second.head.i == before.i:
         return before, second
     return None
