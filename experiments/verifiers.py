@@ -12,7 +12,9 @@ Writes experiments/results/verifiers.{md,json}.
 from __future__ import annotations
 
 import argparse
+import json
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -118,14 +120,26 @@ def main() -> None:
             save_steps=25,
         )
         encoder = base if mode == "frozen" else cv.TokenEncoder(device="cpu")
+        folder = work / f"{head}-{mode}-{args.seed}"
+        timing_file = folder / "timing.json"  # a verifier trained by an earlier run keeps that run's timing
+        trained_before = (folder / "head.safetensors").exists()
         t = time.time()
-        verifier, log = train_verifier(rows, work / f"{head}-{mode}-{args.seed}", encoder=encoder, config=config)
-        timings[f"{head} {mode}"] = {
-            "train_s": round(time.time() - t, 1),
-            "steps": steps,
-            "pairs_per_s": round(steps * args.batch_size * (args.batch_size + 1) / (time.time() - t), 1),
-            "final_loss": round(log[-1]["loss"], 4) if log else None,
-        }
+        verifier, log = train_verifier(rows, folder, encoder=encoder, config=config)
+        if trained_before and not timing_file.exists():
+            timing_file.write_text(json.dumps({"steps": steps, "trained": "by an earlier run, timing not kept"}))
+        elif not timing_file.exists():
+            timing_file.write_text(
+                json.dumps(
+                    {
+                        "train_s": round(time.time() - t, 1),
+                        "steps": steps,
+                        "pairs_per_s": round(steps * args.batch_size * (args.batch_size + 1) / (time.time() - t), 1),
+                        "final_loss": round(log[-1]["loss"], 4) if log else None,
+                        "trained": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                    }
+                )
+            )
+        timings[f"{head} {mode}"] = json.loads(timing_file.read_text())
         verifiers[f"{head} {mode}"] = verifier
         if args.export_default and head == "F4" and mode == "frozen":
             export_default(verifier)

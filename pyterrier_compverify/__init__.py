@@ -4,6 +4,7 @@ from .biencoder import BiEncoder
 from .datasets import setup_local_data
 from .encoder import DEFAULT_MODEL, EncodedTexts, TokenEncoder
 from .heads import MapCNNHead, MapTransformerHead, MaxSimHead, maxsim
+from .query_tokens import QueryTokens
 from .rerank import (
     BagOfSimilarities,
     MapCNN,
@@ -25,6 +26,7 @@ __all__ = [
     "MapTransformerHead",
     "MapVerifier",
     "PooledCosine",
+    "QueryTokens",
     "SoftAlign",
     "Verifier",
     "DEFAULT_MODEL",

@@ -30,19 +30,34 @@ class NormedRows:
         return torch.einsum("bht,btd->bhd", w, self.z)
 
 
-class NormedEmbeddedRows:
-    """z_t = LN(E p_t + c_t) for patches p (B, T, k), weight E (d, k) and offsets c (T, d), never formed:
-    mean_t and |x_t|^2 come from E's column mean and the Gram matrix E^T E, dot products and sums from E^T v
-    and E (sum_t w_t p_t)."""
+class PatchSpace:
+    """What :class:`NormedEmbeddedRows` needs of a patch embedding x_t = E p_t + c_t that does not depend on the
+    patches: E (d, k), offsets c (T, d), the Gram matrix E^T E with E's column mean appended, c_t E, mean_t c_t
+    and |c_t|^2. Built once per grid shape and weight version (see ``MapTransformerHead``)."""
 
-    def __init__(self, norm: nn.LayerNorm, patches: torch.Tensor, weight: torch.Tensor, offsets: torch.Tensor):
-        d = weight.shape[0]
-        self.patches, self.weight, self.offsets = patches, weight, offsets
+    def __init__(self, weight: torch.Tensor, offsets: torch.Tensor):
+        k = weight.shape[1]
+        self.weight, self.offsets = weight, offsets
+        extra = torch.zeros(k, 8, dtype=weight.dtype, device=weight.device)  # 8 columns keep the matmul fast
+        extra[:, 0] = weight.mean(0)
+        self.gram_and_mean = torch.cat([weight.T @ weight, extra], dim=1)  # (k, k + 8)
+        self.cross2 = 2 * offsets @ weight  # (T, k)
+        self.offsets_mean = offsets.mean(1)  # (T,)
+        self.offsets_square = (offsets * offsets).sum(-1)  # (T,)
+
+
+class NormedEmbeddedRows:
+    """z_t = LN(E p_t + c_t) for patches p (B, T, k) in a :class:`PatchSpace`, never formed: mean_t and |x_t|^2
+    come from E's column mean and the Gram matrix E^T E, dot products and sums from E^T v and E (sum_t w_t p_t)."""
+
+    def __init__(self, norm: nn.LayerNorm, patches: torch.Tensor, space: PatchSpace):
+        d, k = space.weight.shape
+        self.patches, self.weight, self.offsets = patches, space.weight, space.offsets
         self.gamma, self.beta = norm.weight, norm.bias
-        cross = offsets @ weight  # (T, k)
-        self.mean = patches @ weight.mean(0) + offsets.mean(1)  # (B, T)
-        square = ((patches @ (weight.T @ weight)) * patches).sum(-1) + 2 * (patches * cross).sum(-1)
-        square = square + (offsets * offsets).sum(-1)  # |x_t|^2, (B, T)
+        product = patches @ space.gram_and_mean  # (B, T, k + 8)
+        self.mean = product[..., k] + space.offsets_mean  # (B, T)
+        cross = torch.linalg.vecdot(product[..., :k] + space.cross2, patches)  # |E p_t|^2 + 2 c_t E p_t
+        square = cross + space.offsets_square  # |x_t|^2, (B, T)
         self.inv_std = (square / d - self.mean**2 + norm.eps).rsqrt()  # (B, T)
 
     def dot(self, v: torch.Tensor) -> torch.Tensor:

@@ -175,6 +175,13 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
                     states[i] = hidden[row, : lengths[row]].clone()
         return EncodedTexts(states if token_states else None, pooled)
 
+    def query_token_encoder(self, verbose: bool | None = None, batch_size: int | None = None):
+        """Like ``query_encoder()``, but also keeps each query's token states (``query_toks``) for a token
+        reranker later in the pipeline, so the query is encoded once (see ``query_tokens``)."""
+        from .query_tokens import QueryTokenEncoder
+
+        return QueryTokenEncoder(self, verbose=verbose, batch_size=batch_size)
+
     # pyterrier-dr BiEncoder interface (pooled vectors)
     def encode_queries_torch(self, texts: Sequence[str], batch_size: int | None = None) -> torch.Tensor:
         return self.encode(texts, batch_size=batch_size, token_states=False, what="query").pooled

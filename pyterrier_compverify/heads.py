@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .cls_attention import NormedEmbeddedRows, NormedRows, cls_only_layer
+from .cls_attention import NormedEmbeddedRows, NormedRows, PatchSpace, cls_only_layer
 from .simmap import map_features, patch_grid
 
 
@@ -145,16 +145,13 @@ class MapTransformerHead(nn.Module):
         tiles, tile_valid, (rows, cols) = patch_grid(x, valid, self.patch)  # (B, T, 3*p*p), (B, T)
         if rows > self.row_pos.num_embeddings or cols > self.col_pos.num_embeddings:
             raise ValueError(f"map of {rows}x{cols} tiles exceeds max_grid={self.row_pos.num_embeddings}")
-        grid_r = torch.arange(rows, device=sim.device).repeat_interleave(cols)
-        grid_c = torch.arange(cols, device=sim.device).repeat(rows)
-        offsets = self.embed.bias + self.row_pos(grid_r) + self.col_pos(grid_c)  # (T, dim)
         cls = self.cls.expand(tiles.shape[0], 1, -1)
         layers = self.encoder.layers
         full = torch.is_grad_enabled() or not self.cls_only  # else inference: the last layer computes [CLS] only
         if not full and len(layers) == 1:  # one layer: the tiles' states are never formed
-            rest = NormedEmbeddedRows(layers[0].norm1, tiles, self.embed.weight, offsets)
+            rest = NormedEmbeddedRows(layers[0].norm1, tiles, self._patch_space(rows, cols))
             return self._score(cls_only_layer(layers[0], cls[:, 0], rest, tile_valid))
-        h = torch.cat([cls, tiles @ self.embed.weight.T + offsets], dim=1)
+        h = torch.cat([cls, tiles @ self.embed.weight.T + self._offsets(rows, cols)], dim=1)
         keep = torch.cat([torch.ones_like(tile_valid[:, :1]), tile_valid], dim=1)
         if full:
             return self._score(self.encoder(h, src_key_padding_mask=~keep)[:, 0])
@@ -165,6 +162,32 @@ class MapTransformerHead(nn.Module):
 
     def _score(self, cls: torch.Tensor) -> torch.Tensor:
         return torch.tanh(self.mlp(self.norm(cls))).squeeze(-1)
+
+    def _offsets(self, rows: int, cols: int) -> torch.Tensor:
+        """(rows * cols, dim): the embedding bias plus each tile's row and column position."""
+        device = self.embed.bias.device
+        grid_r = torch.arange(rows, device=device).repeat_interleave(cols)
+        grid_c = torch.arange(cols, device=device).repeat(rows)
+        return self.embed.bias + self.row_pos(grid_r) + self.col_pos(grid_c)
+
+    def _patch_space(self, rows: int, cols: int) -> PatchSpace:
+        """The inference-time :class:`PatchSpace` of a grid, kept while the weights are unchanged (any in-place
+        update, from an optimiser step or ``load_state_dict``, bumps a parameter's version)."""
+        params = (self.embed.weight, self.embed.bias, self.row_pos.weight, self.col_pos.weight)
+        key = (
+            rows,
+            cols,
+            self.embed.weight.device,
+            self.embed.weight.dtype,
+            *(p._version for p in params),
+            *(id(p) for p in params),
+        )
+        cache = self.__dict__.setdefault("_patch_spaces", {})
+        if key not in cache:
+            if len(cache) > 64:
+                cache.clear()
+            cache[key] = PatchSpace(self.embed.weight, self._offsets(rows, cols))
+        return cache[key]
 
 
 HEADS = {"F3": MapCNNHead, "F4": MapTransformerHead}

@@ -13,6 +13,7 @@ from torch import nn
 
 from .encoder import TokenEncoder, check_texts
 from .heads import ConditionalPenalty, FixedHead, MaxSimHead, bag_of_similarities, pooled_cosine, soft_align
+from .query_tokens import QueryTokens
 from .simmap import pad_token_states, similarity_map
 from .store import TokenStore
 
@@ -67,11 +68,7 @@ class TokenReranker(pt.Transformer):
         out = inp.drop(columns=["score", "rank"], errors="ignore")
         if len(inp) == 0:
             return out.assign(score=pd.Series(dtype="float64"), rank=pd.Series(dtype="int64"))
-        queries = inp.drop_duplicates("qid")
-        query_states = self.encoder.encode(
-            check_texts(queries["query"], "query"), batch_size=self.batch_size, verbose=self.verbose, what="query"
-        ).token_states
-        query_states = dict(zip(queries["qid"], query_states))
+        query_states = self._query_states(inp.drop_duplicates("qid"))
         doc_states = self._doc_states(inp)
         docnos = inp["docno"].to_numpy()
         scores = np.empty(len(inp), dtype=np.float64)
@@ -93,6 +90,18 @@ class TokenReranker(pt.Transformer):
                 scores[chunk] = chunk_scores.float().cpu().numpy()
         out["score"] = scores
         return pt.model.add_ranks(out)
+
+    def _query_states(self, queries: pd.DataFrame) -> dict:
+        """qid -> (m, d) token states: from a ``query_toks`` column made by this reranker's encoder (one forward
+        pass shared with the first stage), else encoded here."""
+        if "query_toks" in queries.columns:
+            tokens = queries["query_toks"].tolist()
+            fingerprint = self.encoder.fingerprint
+            if all(isinstance(t, QueryTokens) and t.fingerprint == fingerprint for t in tokens):
+                return dict(zip(queries["qid"], (t.states for t in tokens)))
+        texts = check_texts(queries["query"], "query")
+        states = self.encoder.encode(texts, batch_size=self.batch_size, verbose=self.verbose, what="query")
+        return dict(zip(queries["qid"], states.token_states))
 
     def _doc_states(self, inp: pd.DataFrame):
         """A function from row positions to the candidates' padded token states (B, n, d) and mask (B, n)."""

@@ -165,13 +165,16 @@ class TokenStore(pt.Artifact):
         """
         rows, mask = self._rows(docnos)
         packed = torch.from_numpy(self._states[rows])  # (T, dim) fp16, one gather
-        sims = torch.empty((len(rows), query.shape[0]), dtype=torch.float32, device=query.device)
+        m = query.shape[0]
+        padded = query.new_zeros((-(-m // 8) * 8, query.shape[1]))  # BLAS is up to 2x faster on multiples of 8
+        padded[:m] = query
+        sims = torch.empty((len(rows), padded.shape[0]), dtype=torch.float32, device=query.device)
         for start in range(0, len(rows), block):
             chunk = packed[start : start + block].to(query.device, torch.float32)
-            torch.mm(chunk, query.T, out=sims[start : start + block])
+            torch.mm(chunk, padded.T, out=sims[start : start + block])
         mask = torch.from_numpy(mask).to(query.device)
-        sim = torch.zeros((*mask.shape, query.shape[0]), dtype=torch.float32, device=query.device)
-        sim[mask] = sims
+        sim = torch.zeros((*mask.shape, m), dtype=torch.float32, device=query.device)
+        sim[mask] = sims[:, :m]
         return sim.transpose(1, 2), mask
 
     def docnos(self) -> list[str]:

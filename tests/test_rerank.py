@@ -3,7 +3,7 @@ import pandas as pd
 import pyterrier as pt
 import pytest
 
-from pyterrier_compverify import MaxSim, TokenStore
+from pyterrier_compverify import MaxSim, QueryTokens, TokenStore
 
 DOCS = pd.DataFrame(
     {
@@ -105,3 +105,25 @@ def test_in_a_pipeline_with_experiment(tiny_encoder, store):
     res = pt.Experiment([first_stage, pipe], topics, qrels, ["map"], names=["first", "maxsim"])
     assert list(res["name"]) == ["first", "maxsim"]
     assert repr(MaxSim(tiny_encoder, store=store)).startswith("MaxSim(TokenEncoder(")
+
+
+def test_query_tokens_from_the_first_stage_are_not_encoded_again(tiny_encoder, monkeypatch):
+    topics = pd.DataFrame({"qid": ["1", "2"], "query": ["a red cat", "a dog"]})
+    encoded = tiny_encoder.query_token_encoder()(topics)
+    pooled = np.stack(tiny_encoder.query_encoder()(topics)["query_vec"])
+    np.testing.assert_allclose(np.stack(encoded["query_vec"]), pooled, atol=1e-6)
+    docs = pd.DataFrame({"qid": ["1", "1", "2"], "docno": ["a", "b", "a"], "text": ["a red cat", "a dog", "a cat"]})
+    frame = encoded.merge(docs, on="qid")
+    expected = MaxSim(tiny_encoder)(frame.drop(columns=["query_toks"])).sort_values(["qid", "docno"])
+    calls = []
+    encode = tiny_encoder.encode
+    monkeypatch.setattr(tiny_encoder, "encode", lambda texts, **kw: calls.append(kw["what"]) or encode(texts, **kw))
+    got = MaxSim(tiny_encoder)(frame).sort_values(["qid", "docno"])
+    assert calls == ["document"]  # the queries' states came from the query_toks column
+    np.testing.assert_allclose(got["score"], expected["score"], atol=1e-6)
+    # states made by another encoder (another fingerprint) are not used: the reranker encodes the queries itself
+    foreign = frame.assign(query_toks=[QueryTokens(t.states.flip(0), "another") for t in frame["query_toks"]])
+    calls.clear()
+    again = MaxSim(tiny_encoder)(foreign).sort_values(["qid", "docno"])
+    assert calls == ["query", "document"]
+    np.testing.assert_allclose(again["score"], expected["score"], atol=1e-6)

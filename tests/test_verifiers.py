@@ -98,6 +98,15 @@ def test_f4_inference_path_matches_the_full_layer(config):
         assert torch.allclose(head(sim, qmask, cmask), full, atol=1e-6)
     assert torch.allclose(fast, full, atol=1e-5)
     assert not torch.allclose(full, torch.zeros_like(full))
+    head.cls_only = True
+    with torch.no_grad():  # an optimiser-style in-place update must not leave stale cached patch-space terms
+        head.embed.weight.add_(0.1)
+        head.row_pos.weight.mul_(1.5)
+    with torch.enable_grad():
+        updated = head(sim, qmask, cmask)
+    with torch.inference_mode():
+        assert torch.allclose(head(sim, qmask, cmask), updated, atol=1e-5)
+    assert not torch.allclose(updated, full, atol=1e-3)
 
 
 @pytest.mark.parametrize("cls", [BagOfSimilarities, SoftAlign, PooledCosine, MaxSim])
