@@ -25,6 +25,7 @@ import pyterrier_compverify as cv
 from pyterrier_compverify.datasets import load_collection
 from pyterrier_compverify.datasets.nearmiss import nearmiss_triplets
 from pyterrier_compverify.evaluate import DEFAULT_INDEX_DIR, build_indices
+from pyterrier_compverify.heads import FIXED_HEADS
 from pyterrier_compverify.measures import nearmiss_table
 from pyterrier_compverify.negatives import RuleBasedGenerator
 from pyterrier_compverify.results import write_table
@@ -158,6 +159,8 @@ def main() -> None:
             )
             reranker = verifier.reranker(encoder=encoder, store=store_for(encoder))
             out[f"{name}"] = (reranker, sum(p.numel() for p in reranker.head.parameters()))
+            if verifier.meta["head"] in FIXED_HEADS:
+                continue  # a weight-free head's score is no verifier in [-1, 1] for the penalty
             penalised = verifier.reranker(encoder=encoder, store=store_for(encoder), penalty=PENALTY)
             out[f"F1 MaxSim - penalty({name})"] = (penalised, sum(p.numel() for p in penalised.head.parameters()))
         return out

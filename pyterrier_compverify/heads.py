@@ -191,13 +191,21 @@ class MapTransformerHead(nn.Module):
 
 
 HEADS = {"F3": MapCNNHead, "F4": MapTransformerHead}
+# weight-free heads over the map: nothing to learn frozen, but end-to-end training tunes the encoder through them
+FIXED_HEADS = {
+    "F0": lambda: FixedHead(bag_of_similarities, "F0 bag of similarities"),
+    "F1": MaxSimHead,
+    "F2": lambda: FixedHead(soft_align, "F2 soft alignment"),
+}
 
 
 def build_head(name: str, **config) -> nn.Module:
-    """A learned head by name (``F3`` map CNN, ``F4`` map Transformer); ``config`` goes to its constructor
-    (F4 takes ``dim``, the encoder width; F3 ignores it)."""
+    """A head by name: learned ``F3`` (map CNN) or ``F4`` (map Transformer), with ``config`` going to its
+    constructor (F4 takes ``dim``, the encoder width; F3 ignores it), or weight-free ``F0``-``F2``."""
+    if name in FIXED_HEADS:
+        return FIXED_HEADS[name]()
     if name not in HEADS:
-        raise ValueError(f"unknown head {name!r}; choose from {sorted(HEADS)}")
+        raise ValueError(f"unknown head {name!r}; choose from {sorted(HEADS | FIXED_HEADS)}")
     if name == "F3":
         config = {k: v for k, v in config.items() if k != "dim"}
     return HEADS[name](**config)

@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from .encoder import TokenEncoder, check_texts
-from .heads import ConditionalPenalty, FixedHead, MaxSimHead, bag_of_similarities, pooled_cosine, soft_align
+from .heads import FIXED_HEADS, ConditionalPenalty, FixedHead, MaxSimHead, pooled_cosine, soft_align
 from .query_tokens import QueryTokens
 from .simmap import pad_token_states, similarity_map
 from .store import TokenStore
@@ -133,7 +133,7 @@ class BagOfSimilarities(TokenReranker):
     """F0: mean token-token cosine over all valid pairs."""
 
     def build_head(self) -> nn.Module:
-        return FixedHead(bag_of_similarities, "F0 bag of similarities")
+        return FIXED_HEADS["F0"]()
 
 
 class SoftAlign(TokenReranker):

@@ -113,7 +113,13 @@ class Verifier(pt.Artifact):
         return encoder
 
     def reranker(self, **kwargs):
-        """A PyTerrier reranker for this verifier (MapVerifier for F4, MapCNN for F3); kwargs as for it."""
-        from .rerank import MapCNN, MapVerifier
+        """A PyTerrier reranker for this verifier (MapVerifier for F4, MapCNN for F3; for a weight-free head
+        trained end-to-end, BagOfSimilarities / MaxSim / SoftAlign over its fine-tuned encoder); kwargs as for it."""
+        from .rerank import BagOfSimilarities, MapCNN, MapVerifier, MaxSim, SoftAlign
 
-        return {"F4": MapVerifier, "F3": MapCNN}[self.meta["head"]](self, **kwargs)
+        head = self.meta["head"]
+        fixed = {"F0": BagOfSimilarities, "F1": MaxSim, "F2": SoftAlign}
+        if head in fixed:
+            encoder = self.load_encoder(encoder=kwargs.pop("encoder", None), device=kwargs.pop("device", None))
+            return fixed[head](encoder, **kwargs)
+        return {"F4": MapVerifier, "F3": MapCNN}[head](self, **kwargs)

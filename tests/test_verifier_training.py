@@ -93,6 +93,22 @@ def test_bad_config():
         VerifierTrainingConfig(mode="sideways")
     with pytest.raises(ValueError, match="unknown head"):
         VerifierTrainingConfig(head="F9")
+    with pytest.raises(ValueError, match="no weights"):
+        VerifierTrainingConfig(head="F1", mode="frozen")
+
+
+def test_a_weight_free_head_trains_its_encoder_end_to_end(tmp_path, tiny_model_dir):
+    from pyterrier_compverify import MaxSim, TokenEncoder
+
+    encoder = TokenEncoder(tiny_model_dir, max_length=16, device="cpu")
+    fingerprint = encoder.fingerprint
+    cfg = config(head="F1", mode="end-to-end", steps=3)
+    verifier, log = train_verifier(ROWS, tmp_path / "f1", encoder=encoder, config=cfg, verbose=False)
+    assert len(log) == 3 and verifier.meta["encoder"]["fingerprint"] != fingerprint
+    reranker = verifier.reranker()
+    assert isinstance(reranker, MaxSim) and reranker.encoder.fingerprint == verifier.meta["encoder"]["fingerprint"]
+    frame = pd.DataFrame({"qid": ["1"], "query": ["a red cat"], "docno": ["a"], "text": ["a red cat"]})
+    assert reranker(frame)["score"].iloc[0] == pytest.approx(1.0, abs=1e-5)  # MaxSim of a text with itself
 
 
 def test_conditional_penalty_only_lowers_near_duplicates(tmp_path, tiny_encoder):

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from ..encoder import TokenEncoder
-from ..heads import HEADS, build_head
+from ..heads import FIXED_HEADS, HEADS, build_head
 from ..simmap import similarity_map
 from .hf import run_training, training_arguments
 from .triplets import load_triplets
@@ -42,8 +42,10 @@ class VerifierTrainingConfig:
     def __post_init__(self):
         if self.mode not in ("frozen", "end-to-end"):
             raise ValueError(f"mode must be 'frozen' or 'end-to-end', got {self.mode!r}")
-        if self.head not in HEADS:
-            raise ValueError(f"unknown head {self.head!r}; choose from {sorted(HEADS)}")
+        if self.head not in HEADS | FIXED_HEADS:
+            raise ValueError(f"unknown head {self.head!r}; choose from {sorted(HEADS | FIXED_HEADS)}")
+        if self.head in FIXED_HEADS and self.mode == "frozen":
+            raise ValueError(f"{self.head} has no weights: train it end-to-end (the encoder learns through it)")
 
 
 class VerifierModel(nn.Module):
