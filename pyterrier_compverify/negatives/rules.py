@@ -793,8 +793,9 @@ def _nominal_sides(token):
 
 
 def _swap_relation_arguments(doc) -> list[Candidate]:
-    """Swap the two sides of a comparison ("higher in women than in men" -> "higher in men than in women") or of
-    an effect ("the effect of exercise on mortality" -> "the effect of mortality on exercise")."""
+    """Swap the two sides of a comparison ("higher in women than in men" -> "higher in men than in women"), of
+    an effect ("the effect of exercise on mortality" -> "the effect of mortality on exercise"), of a contrast
+    ("in women but not in men") or of a nominalised verb ("the clearance of cells by phagocytes")."""
     out = []
     for token in doc:
         sides, rule = None, "binding/swap-compared"
@@ -827,8 +828,9 @@ def _swap_relation_arguments(doc) -> list[Candidate]:
 
 def binding(doc, collocations: Collocations | None = None) -> list[Candidate]:
     """Move a modifier or a role to another entity: swap the adjectives of two nouns of one clause; swap subject
-    and object (or agent) of a verb; swap the subjects of two clauses; swap the two sides of a comparison or an
-    effect. ``collocations`` (word-pair counts of the corpus) keep adjectives of fixed terms in place."""
+    and object (or agent) of a verb; swap the subjects of two clauses; swap the two sides of a comparison, an
+    effect, a contrast or a nominalised verb. ``collocations`` (word-pair counts of the corpus) keep adjectives
+    of fixed terms in place."""
     return _swap_amod(doc, collocations) + _swap_roles(doc) + _swap_relation_arguments(doc)
 
 
