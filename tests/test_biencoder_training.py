@@ -96,6 +96,10 @@ def test_encoder_training_resumes_from_checkpoint(tmp_path, tiny_model_dir):
     a = resumed.encode(["query about cell 1"]).pooled
     b = straight.encode(["query about cell 1"]).pooled
     assert float((a - b).abs().max()) < 1e-4
+    # a finished run is loaded from its last checkpoint, not trained one step further
+    again = train_encoder(rows, tmp_path / "s", model=tiny_model_dir, config=config, verbose=False, device="cpu")
+    assert float((again.encode(["query about cell 1"]).pooled - b).abs().max()) < 1e-6
+    assert sorted(p.name for p in (tmp_path / "s" / "checkpoints").iterdir())[-1] == "checkpoint-4"
 
 
 def test_malformed_training_file_names_the_problem(tmp_path, tiny_model_dir):

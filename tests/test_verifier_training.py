@@ -130,3 +130,13 @@ def test_conditional_penalty_only_lowers_near_duplicates(tmp_path, tiny_encoder)
     expected = base - 0.5 * torch.sigmoid(20 * (torch.tensor(base.to_numpy()) - 0.9)).numpy() * (1 - plain)
     assert penalised.to_numpy() == pytest.approx(expected.to_numpy(), abs=1e-5)
     assert (penalised <= base + 1e-6).all()
+
+
+def test_a_finished_run_is_loaded_not_trained_further(tmp_path, tiny_encoder):
+    cfg = config(head="F3", head_config={"channels": [4, 8]}, steps=3)  # F3 has BatchNorm statistics
+    first, _ = train_verifier(ROWS, tmp_path / "f3", encoder=tiny_encoder, config=cfg, verbose=False)
+    weights = {k: v.clone() for k, v in first.load_head().state_dict().items()}
+    again, log = train_verifier(ROWS, tmp_path / "f3", encoder=tiny_encoder, config=cfg, verbose=False)
+    assert log == [] and sorted(p.name for p in (tmp_path / "f3" / "checkpoints").iterdir())[-1] == "checkpoint-3"
+    for k, v in again.load_head().state_dict().items():
+        assert torch.equal(v, weights[k]), k

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 
@@ -37,4 +38,13 @@ def run_training(trainer, checkpoints: Path, *, resume: bool, verbose: bool) -> 
     if not verbose:
         trainer.remove_callback(PrinterCallback)
     last = get_last_checkpoint(str(checkpoints)) if resume and Path(checkpoints).exists() else None
+    if last is not None and _finished(Path(last), trainer.args.max_steps):
+        # resuming a finished run would take one more step (and move BatchNorm statistics): load it instead
+        trainer._load_from_checkpoint(last)
+        return
     trainer.train(resume_from_checkpoint=last)
+
+
+def _finished(checkpoint: Path, max_steps: int) -> bool:
+    state = json.loads((checkpoint / "trainer_state.json").read_text())
+    return state["global_step"] >= max_steps
