@@ -45,7 +45,9 @@ def main(argv: list[str] | None = None) -> None:
     _common(tv)
     tv.add_argument("rows", help=".jsonl/.csv/.tsv with anchor, positive, negative columns")
     tv.add_argument("out", help="artifact folder (checkpoints inside; a killed run resumes)")
-    tv.add_argument("--head", default="F4", choices=["F0", "F1", "F2", "F3", "F4"], help="F0-F2: end-to-end only")
+    tv.add_argument(
+        "--head", default="F4", choices=["Pooled", "F0", "F1", "F2", "F3", "F4"], help="Pooled, F0-F2: end-to-end only"
+    )
     tv.add_argument("--mode", default="frozen", choices=["frozen", "end-to-end"])
     tv.add_argument("--steps", type=int, default=300)
     tv.add_argument("--batch-size", type=int, default=32)

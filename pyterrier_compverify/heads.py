@@ -88,6 +88,19 @@ class FixedHead(nn.Module):
         return self.name
 
 
+class PooledHead(nn.Module):
+    """Pooled cosine as a head for end-to-end training: it reads token states, not the map (the cosine of two
+    means is not a function of the token-token cosines), so training calls :func:`pooled_cosine` on the states."""
+
+    reads_states = True
+
+    def forward(self, sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor:
+        raise TypeError("PooledHead scores token states with pooled_cosine, not a similarity map")
+
+    def extra_repr(self) -> str:
+        return "Pooled cosine"
+
+
 def MaxSimHead() -> FixedHead:  # noqa: N802 (a factory that reads like a class)
     return FixedHead(maxsim, "F1 MaxSim")
 
@@ -193,6 +206,7 @@ class MapTransformerHead(nn.Module):
 HEADS = {"F3": MapCNNHead, "F4": MapTransformerHead}
 # weight-free heads over the map: nothing to learn frozen, but end-to-end training tunes the encoder through them
 FIXED_HEADS = {
+    "Pooled": PooledHead,
     "F0": lambda: FixedHead(bag_of_similarities, "F0 bag of similarities"),
     "F1": MaxSimHead,
     "F2": lambda: FixedHead(soft_align, "F2 soft alignment"),
@@ -201,7 +215,7 @@ FIXED_HEADS = {
 
 def build_head(name: str, **config) -> nn.Module:
     """A head by name: learned ``F3`` (map CNN) or ``F4`` (map Transformer), with ``config`` going to its
-    constructor (F4 takes ``dim``, the encoder width; F3 ignores it), or weight-free ``F0``-``F2``."""
+    constructor (F4 takes ``dim``, the encoder width; F3 ignores it), or weight-free ``Pooled``, ``F0``-``F2``."""
     if name in FIXED_HEADS:
         return FIXED_HEADS[name]()
     if name not in HEADS:

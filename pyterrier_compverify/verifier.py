@@ -114,11 +114,12 @@ class Verifier(pt.Artifact):
 
     def reranker(self, **kwargs):
         """A PyTerrier reranker for this verifier (MapVerifier for F4, MapCNN for F3; for a weight-free head
-        trained end-to-end, BagOfSimilarities / MaxSim / SoftAlign over its fine-tuned encoder); kwargs as for it."""
-        from .rerank import BagOfSimilarities, MapCNN, MapVerifier, MaxSim, SoftAlign
+        trained end-to-end, PooledCosine / BagOfSimilarities / MaxSim / SoftAlign over its fine-tuned encoder);
+        kwargs as for it."""
+        from .rerank import BagOfSimilarities, MapCNN, MapVerifier, MaxSim, PooledCosine, SoftAlign
 
         head = self.meta["head"]
-        fixed = {"F0": BagOfSimilarities, "F1": MaxSim, "F2": SoftAlign}
+        fixed = {"Pooled": PooledCosine, "F0": BagOfSimilarities, "F1": MaxSim, "F2": SoftAlign}
         if head in fixed:
             encoder = self.load_encoder(encoder=kwargs.pop("encoder", None), device=kwargs.pop("device", None))
             return fixed[head](encoder, **kwargs)

@@ -132,6 +132,19 @@ def test_conditional_penalty_only_lowers_near_duplicates(tmp_path, tiny_encoder)
     assert (penalised <= base + 1e-6).all()
 
 
+def test_pooled_trains_end_to_end_on_the_mean_states(tmp_path, tiny_model_dir):
+    from pyterrier_compverify import PooledCosine, TokenEncoder
+
+    encoder = TokenEncoder(tiny_model_dir, max_length=16, device="cpu")
+    cfg = config(head="Pooled", mode="end-to-end", steps=3)
+    verifier, log = train_verifier(ROWS, tmp_path / "pooled", encoder=encoder, config=cfg, verbose=False)
+    assert len(log) == 3 and all(torch.isfinite(torch.tensor(e["loss"])) for e in log)
+    reranker = verifier.reranker()
+    assert isinstance(reranker, PooledCosine)
+    frame = pd.DataFrame({"qid": ["1"], "query": ["a red cat"], "docno": ["a"], "text": ["a red cat"]})
+    assert reranker(frame)["score"].iloc[0] == pytest.approx(1.0, abs=1e-5)
+
+
 def test_a_finished_run_is_loaded_not_trained_further(tmp_path, tiny_encoder):
     cfg = config(head="F3", head_config={"channels": [4, 8]}, steps=3)  # F3 has BatchNorm statistics
     first, _ = train_verifier(ROWS, tmp_path / "f3", encoder=tiny_encoder, config=cfg, verbose=False)

@@ -76,6 +76,10 @@ class VerifierModel(nn.Module):
         a, a_mask = self.token_states(anchor)
         c, c_mask = self.token_states(candidates)
         b, m, n = a.shape[0], a.shape[1], c.shape[1]
+        if getattr(self.head, "reads_states", False):  # Pooled: cosines of the masked mean states
+            q = nn.functional.normalize((a * a_mask[..., None]).sum(1) / a_mask.sum(1, keepdim=True), dim=-1)
+            v = nn.functional.normalize((c * c_mask[..., None]).sum(1) / c_mask.sum(1, keepdim=True), dim=-1)
+            return torch.cat([q @ v[:b].T, (q * v[b:]).sum(-1, keepdim=True)], dim=1)
         p, p_mask, neg, neg_mask = c[:b], c_mask[:b], c[b:], c_mask[b:]
         sim_ap = torch.einsum("imd,jnd->ijmn", a, p).reshape(b * b, m, n)
         q_ap = a_mask[:, None].expand(b, b, m).reshape(b * b, m)
