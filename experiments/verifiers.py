@@ -126,20 +126,20 @@ def main() -> None:
         trained_before = (folder / "head.safetensors").exists()
         t = time.time()
         verifier, log = train_verifier(rows, folder, encoder=encoder, config=config)
-        if trained_before and not timing_file.exists():
-            timing_file.write_text(json.dumps({"steps": steps, "trained": "by an earlier run, timing not kept"}))
-        elif not timing_file.exists():
-            timing_file.write_text(
-                json.dumps(
-                    {
-                        "train_s": round(time.time() - t, 1),
-                        "steps": steps,
-                        "pairs_per_s": round(steps * args.batch_size * (args.batch_size + 1) / (time.time() - t), 1),
-                        "final_loss": round(log[-1]["loss"], 4) if log else None,
-                        "trained": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                    }
-                )
+        if not timing_file.exists():
+            elapsed = time.time() - t
+            timing = (
+                {"steps": steps, "trained": "by an earlier run, timing not kept"}
+                if trained_before
+                else {
+                    "train_s": round(elapsed, 1),
+                    "steps": steps,
+                    "pairs_per_s": round(steps * args.batch_size * (args.batch_size + 1) / elapsed, 1),
+                    "final_loss": round(log[-1]["loss"], 4) if log else None,
+                    "trained": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                }
             )
+            timing_file.write_text(json.dumps(timing))
         timings[f"{head} {mode}"] = json.loads(timing_file.read_text())
         verifiers[f"{head} {mode}"] = verifier
         if args.export_default and head == "F4" and mode == "frozen":

@@ -69,9 +69,12 @@ def pooled_cosine(
     """Pooled: cosine of the masked means of the token states. query (B, m, d) or (m, d); cand (B, n, d)."""
     if query.dim() == 2:
         query, query_mask = query.unsqueeze(0), query_mask.unsqueeze(0)
-    q = (query * query_mask[..., None]).sum(1) / query_mask.sum(1, keepdim=True).clamp(min=1)
-    c = (cand * cand_mask[..., None]).sum(1) / cand_mask.sum(1, keepdim=True).clamp(min=1)
-    return torch.nn.functional.cosine_similarity(q, c, dim=-1)
+    return torch.nn.functional.cosine_similarity(masked_mean(query, query_mask), masked_mean(cand, cand_mask), dim=-1)
+
+
+def masked_mean(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """(B, L, d) states, (B, L) mask -> (B, d) mean over the real tokens."""
+    return (states * mask[..., None]).sum(1) / mask.sum(1, keepdim=True).clamp(min=1)
 
 
 class FixedHead(nn.Module):
@@ -90,7 +93,7 @@ class FixedHead(nn.Module):
 
 class PooledHead(nn.Module):
     """Pooled cosine as a head for end-to-end training: it reads token states, not the map (the cosine of two
-    means is not a function of the token-token cosines), so training calls :func:`pooled_cosine` on the states."""
+    means is not a function of the token-token cosines), so training scores the :func:`masked_mean` states."""
 
     reads_states = True
 

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from ..encoder import TokenEncoder
-from ..heads import FIXED_HEADS, HEADS, build_head
+from ..heads import FIXED_HEADS, HEADS, build_head, masked_mean
 from ..simmap import similarity_map
 from .hf import run_training, training_arguments
 from .triplets import load_triplets
@@ -77,8 +77,10 @@ class VerifierModel(nn.Module):
         c, c_mask = self.token_states(candidates)
         b, m, n = a.shape[0], a.shape[1], c.shape[1]
         if getattr(self.head, "reads_states", False):  # Pooled: cosines of the masked mean states
-            q = nn.functional.normalize((a * a_mask[..., None]).sum(1) / a_mask.sum(1, keepdim=True), dim=-1)
-            v = nn.functional.normalize((c * c_mask[..., None]).sum(1) / c_mask.sum(1, keepdim=True), dim=-1)
+            q, v = (
+                nn.functional.normalize(masked_mean(a, a_mask), dim=-1),
+                nn.functional.normalize(masked_mean(c, c_mask), dim=-1),
+            )
             return torch.cat([q @ v[:b].T, (q * v[b:]).sum(-1, keepdim=True)], dim=1)
         p, p_mask, neg, neg_mask = c[:b], c_mask[:b], c[b:], c_mask[b:]
         sim_ap = torch.einsum("imd,jnd->ijmn", a, p).reshape(b * b, m, n)
