@@ -95,6 +95,7 @@ def test_binding(gen):
         "The old man will visit the tall tower in the near future.",  # time idiom
         "The critically tall man greeted the short woman.",  # the adverb belongs to the adjective
         "The insulin tall man greeted the short woman.",  # a noun before the adjective: a longer term
+        "The tall man greeted the voluntary woman.",  # names a kind, not a value of an attribute (WordNet)
     ],
 )
 def test_binding_keeps_terms_and_names(gen, sentence):
@@ -210,6 +211,44 @@ def test_binding_relation_swaps_need_two_matching_sides(gen, sentence):
 @pytest.mark.parametrize(
     "sentence, expected",
     [
+        (
+            "Mortality was 12% with the drug and 25% with placebo.",
+            "Mortality was 25% with the drug and 12% with placebo.",
+        ),
+        (
+            "Sensitivity and specificity were 85% and 90%, respectively.",
+            "Sensitivity and specificity were 90% and 85%, respectively.",
+        ),
+        ("A 12% rise in men and an 8% rise in women.", "An 8% rise in men and a 12% rise in women."),
+        (
+            "Risk was 2.4% (95% CI: 0.5%, 7.1%) with growth and 0.2% without growth.",
+            "Risk was 0.2% (95% CI: 0.5%, 7.1%) with growth and 2.4% without growth.",
+        ),
+    ],
+)
+def test_binding_swaps_values(gen, sentence, expected):
+    assert outputs(gen, sentence, "binding").get(expected) == "binding/swap-values"
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "About 85% and 90% of cases were mild.",  # a bare list: nothing binds each figure to an entity
+        "Rates rose from 10% to 20% in men.",  # the bounds of a change
+        "Values ranged between 10% and 20% in men and 30% in women.",  # interval bounds
+        "It fell by 12% (95% CI 8%, 15%) in men.",  # a confidence level and the bounds of its interval
+        "It fell by 12% ± 3% in men.",  # a spread
+        "It fell by 12% (3%) in men.",  # a spread in brackets after its figure
+        "It fell by 12% in men and 12% in women.",  # the same figure
+    ],
+)
+def test_binding_value_swaps_skip_bounds_and_lists(gen, sentence):
+    assert "binding/swap-values" not in outputs(gen, sentence, "binding").values()
+
+
+@pytest.mark.parametrize(
+    "sentence, expected",
+    [
         ("The lamp is to the left of the sofa.", "The lamp is to the right of the sofa."),
         ("The box is in front of the car.", "The box is behind the car."),
         ("The ball is behind the tree.", "The ball is in front of the tree."),
@@ -276,6 +315,8 @@ def test_inflection():
     ]
     assert (plural("study"), plural("box"), plural("datum")) == ("studies", "boxes", None)
     assert [indefinite_article(w) for w in ("apple", "user", "hour", "MRI", "CT")] == ["an", "a", "an", "an", "a"]
+    numbers = ("8", "80", "11", "18", "18,000", "110", "1", "44")
+    assert [indefinite_article(w) for w in numbers] == ["an", "an", "an", "an", "an", "a", "a", "a"]
 
 
 @pytest.mark.parametrize(

@@ -116,7 +116,11 @@ def indefinite_article(word: str, capital: bool = False) -> str:
     """'a' or 'an' for the next word (by its sound, with the usual exceptions)."""
     w = word.strip()
     low = w.lower()
-    if w.isupper() and len(w) > 1:  # acronyms are read letter by letter: an MRI, a CT scan
+    digits = re.match(r"[\d,]+", w)
+    if digits:  # numbers by their spoken form: an 8% rise, an 11-fold, an 18,000, a 110
+        whole = digits.group().replace(",", "")
+        vowel = whole.startswith("8") or (len(whole) % 3 == 2 and whole[:2] in ("11", "18"))
+    elif w.isupper() and len(w) > 1:  # acronyms are read letter by letter: an MRI, a CT scan
         vowel = w[0] in "AEFHILMNORSX"
     elif re.match(r"(uni|use|usu|uti|uro|eu|one|once|ur[aeiou])", low):
         vowel = False

@@ -324,11 +324,18 @@ def _qualitative(token, collocations: Collocations | None = None) -> bool:
         synsets = load_wordnet().synsets(word, "a")
     except (ImportError, OSError):
         return False
-    if not synsets or _relational(word, synsets):
+    if not synsets or _relational(word, synsets) or not _describes_attribute(synsets):
         return False
     if synsets[0].pos() == "s":
         return collocations is not None and collocations.graded(word)
     return any(lemma.name() == word and lemma.antonyms() for lemma in synsets[0].lemmas())
+
+
+def _describes_attribute(synsets) -> bool:
+    """Whether one of the adjective's first two senses (or the head adjective of its cluster) is a value of a
+    WordNet attribute ("high" - height, "rapid" - speed, "chronic" - duration): a descriptive adjective, not one
+    that names a kind ("regulatory", "voluntary", "operable")."""
+    return any(head.attributes() for synset in synsets[:2] for head in [synset, *synset.similar_tos()])
 
 
 def _relational(word: str, synsets) -> bool:
@@ -826,12 +833,71 @@ def _swap_relation_arguments(doc) -> list[Candidate]:
     return [c for c in out if c is not None]
 
 
+_PERCENT_SIGNS = {"%", "percent"}
+_INTERVAL_WORDS = {"±", "+/-", "-", "–", "to", "from", "between"}
+_INTERVAL_LABELS = set("ci cri confidence credible uncertainty ui pi prediction upper lower significance".split())
+_LIST_WORDS = {",", "and", "or", "%", "percent"}
+_SPREAD_LABELS = set("ci cri confidence credible interval iqr range sd se sem".split())
+
+
+def _percentage(token) -> bool:
+    """Whether a number gives a share of something ("45% of patients", "a 12 percent drop"), not the bound of an
+    interval ("from 10% to 20%", "80-92%"), a spread ("± 2%") or a confidence level ("95% CI")."""
+    doc, i = token.doc, token.i
+    if not token.like_num or i + 1 >= len(doc) or doc[i + 1].lower_ not in _PERCENT_SIGNS:
+        return False
+    before = doc[i - 1].lower_ if i > 0 else ""
+    if before in ("(", "[") and i > 1 and doc[i - 2].lower_ in _PERCENT_SIGNS:  # "20.7% (8.6%)": a spread
+        return False
+    if before in _INTERVAL_WORDS or (before == "and" and any(t.lower_ == "between" for t in doc[max(0, i - 4) : i])):
+        return False
+    after = doc[i + 2] if i + 2 < len(doc) else None
+    if after is not None and after.lower_ in _INTERVAL_LABELS or _in_spread_note(token):
+        return False
+    return not (after is not None and after.text in ("-", "–", "to") and i + 3 < len(doc) and doc[i + 3].like_num)
+
+
+def _in_spread_note(token) -> bool:
+    """Whether a number sits in a bracketed note on a spread after its label ("(95% CI: 0.5%, 7.1%)", "[IQR 20%,
+    31%]"): a bound, not a value of its own."""
+    for t in reversed(token.doc[: token.i]):
+        if t.text in (")", "]"):
+            return False
+        if t.text in ("(", "["):
+            return any(w.lower_ in _SPREAD_LABELS for w in token.doc[t.i + 1 : token.i])
+    return False
+
+
+def _value(token) -> float | None:
+    try:
+        return float(token.text.replace(",", ""))
+    except ValueError:
+        return None
+
+
+def _swap_values(doc) -> list[Candidate]:
+    """Swap two percentages of one sentence, so each figure lands on the other's entity ("mortality was 12% with
+    the drug and 25% with placebo" -> "25% with the drug and 12% with placebo"). Two figures in a bare list
+    ("85% and 90%") are bound to their entities only by "respectively"."""
+    values = [t for t in doc if _percentage(t)]
+    respectively = any(t.lower_ == "respectively" for t in doc)
+    out = []
+    for first, second in zip(values, values[1:]):
+        if _value(first) is None or _value(first) == _value(second):
+            continue
+        bare_list = all(t.lower_ in _LIST_WORDS for t in doc[first.i + 1 : second.i])
+        if bare_list and not respectively:
+            continue
+        out.append(_swap_words(doc, first, second, "binding/swap-values"))
+    return out
+
+
 def binding(doc, collocations: Collocations | None = None) -> list[Candidate]:
     """Move a modifier or a role to another entity: swap the adjectives of two nouns of one clause; swap subject
     and object (or agent) of a verb; swap the subjects of two clauses; swap the two sides of a comparison, an
-    effect, a contrast or a nominalised verb. ``collocations`` (word-pair counts of the corpus) keep adjectives
-    of fixed terms in place."""
-    return _swap_amod(doc, collocations) + _swap_roles(doc) + _swap_relation_arguments(doc)
+    effect, a contrast or a nominalised verb; swap two percentages. ``collocations`` (word-pair counts of the
+    corpus) keep adjectives of fixed terms in place."""
+    return _swap_amod(doc, collocations) + _swap_roles(doc) + _swap_relation_arguments(doc) + _swap_values(doc)
 
 
 # --- spatial -----------------------------------------------------------------------------------------------------
