@@ -137,6 +137,7 @@ def test_generate_counts_collocations_over_its_input(nlp):
         ("The cat was chased by the dogs.", "The cat was chased by the dog."),  # "the dogs was chased"
         ("The cat was chased by the dog to the house.", "The cat was chased by the dog."),  # "by X to Y"
         ("Candida albicans hyphae formation triggers the dog.", "The dog chased the cat."),  # "albicans" no verb
+        ("A Swedish population based cohort study.", "The dog chased the cat."),  # "population based": adjective
     ],
 )
 def test_binding_role_swaps_need_simple_arguments(gen, sentence, control):
@@ -240,6 +241,9 @@ def test_binding_swaps_values(gen, sentence, expected):
         "It fell by 12% ± 3% in men.",  # a spread
         "It fell by 12% (3%) in men.",  # a spread in brackets after its figure
         "It fell by 12% in men and 12% in women.",  # the same figure
+        "Death occurred in 31.4% vs 30.2% (P = .99).",  # "vs" between bare figures: no entity named
+        "Only 43% (6/14) and 20% (25/122) replied.",  # a bare list with notes in brackets
+        "The 5th and 75th percentiles were 22.2% and 24.0%, respectively.",  # cut-offs of a distribution
     ],
 )
 def test_binding_value_swaps_skip_bounds_and_lists(gen, sentence):

@@ -639,6 +639,9 @@ def _swappable_agent(verb, passive, agent) -> bool:
     return simple and not followed and _before_verb(passive, verb) and _agrees(agent, verb)
 
 
+_NOUN_PARTICIPLES = set("based related induced mediated derived associated dependent driven linked".split())
+
+
 def _swap_roles(doc) -> list[Candidate]:
     """Swap subject and object (or passive subject and agent) of a verb, or the subjects of two clauses."""
     out = []
@@ -651,6 +654,8 @@ def _swap_roles(doc) -> list[Candidate]:
         subject = _child(verb, "nsubj")
         if subject is not None and not _before_verb(subject, verb):
             subject = None
+        if subject is not None and subject.i == verb.i - 1 and verb.lower_ in _NOUN_PARTICIPLES:
+            subject = None  # "a population based study": an adjective, not a verb with its subject
         if subject is None and verb.dep_ == "acl" and verb.tag_ == "VBG" and verb.i == verb.head.i + 1:
             subject = verb.head  # "a man holding a cup"
         if subject is not None and (subject.pos_ not in ("NOUN", "PROPN") or not _simple_argument(subject)):
@@ -836,7 +841,8 @@ def _swap_relation_arguments(doc) -> list[Candidate]:
 _PERCENT_SIGNS = {"%", "percent"}
 _INTERVAL_WORDS = {"±", "+/-", "-", "–", "to", "from", "between"}
 _INTERVAL_LABELS = set("ci cri confidence credible uncertainty ui pi prediction upper lower significance".split())
-_LIST_WORDS = {",", "and", "or", "%", "percent"}
+_LIST_WORDS = {",", "and", "or", "%", "percent", "vs", "vs.", "versus"}
+_DISTRIBUTION_WORDS = set("percentile quartile tertile quintile decile interquartile".split())
 _SPREAD_LABELS = set("ci cri confidence credible interval iqr range sd se sem".split())
 
 
@@ -868,6 +874,17 @@ def _in_spread_note(token) -> bool:
     return False
 
 
+def _outside_brackets(span) -> list:
+    """The tokens of a span that are not inside brackets ("43% (6/14) and 20%" -> "%", "and")."""
+    out, depth = [], 0
+    for t in span:
+        depth += t.text in ("(", "[")
+        if depth == 0:
+            out.append(t)
+        depth -= t.text in (")", "]") and depth > 0
+    return out
+
+
 def _value(token) -> float | None:
     try:
         return float(token.text.replace(",", ""))
@@ -879,13 +896,15 @@ def _swap_values(doc) -> list[Candidate]:
     """Swap two percentages of one sentence, so each figure lands on the other's entity ("mortality was 12% with
     the drug and 25% with placebo" -> "25% with the drug and 12% with placebo"). Two figures in a bare list
     ("85% and 90%") are bound to their entities only by "respectively"."""
+    if any(t.lemma_.lower() in _DISTRIBUTION_WORDS for t in doc):  # "the 5th and 75th percentiles": cut-offs
+        return []
     values = [t for t in doc if _percentage(t)]
     respectively = any(t.lower_ == "respectively" for t in doc)
     out = []
     for first, second in zip(values, values[1:]):
         if _value(first) is None or _value(first) == _value(second):
             continue
-        bare_list = all(t.lower_ in _LIST_WORDS for t in doc[first.i + 1 : second.i])
+        bare_list = all(t.lower_ in _LIST_WORDS for t in _outside_brackets(doc[first.i + 1 : second.i]))
         if bare_list and not respectively:
             continue
         out.append(_swap_words(doc, first, second, "binding/swap-values"))
