@@ -96,6 +96,7 @@ def test_binding(gen):
         "The critically tall man greeted the short woman.",  # the adverb belongs to the adjective
         "The insulin tall man greeted the short woman.",  # a noun before the adjective: a longer term
         "The tall man greeted the voluntary woman.",  # names a kind, not a value of an attribute (WordNet)
+        "The high tree shaded the large house.",  # two adjectives from the same end of a scale: near-synonyms
     ],
 )
 def test_binding_keeps_terms_and_names(gen, sentence):
@@ -244,10 +245,18 @@ def test_binding_swaps_values(gen, sentence, expected):
         "Death occurred in 31.4% vs 30.2% (P = .99).",  # "vs" between bare figures: no entity named
         "Only 43% (6/14) and 20% (25/122) replied.",  # a bare list with notes in brackets
         "The 5th and 75th percentiles were 22.2% and 24.0%, respectively.",  # cut-offs of a distribution
+        "It was 118% +/- 12% in men.",  # a spread after "+/-"
+        "Of the patients at high risk (>20%), 31% had pneumonia.",  # a threshold
     ],
 )
 def test_binding_value_swaps_skip_bounds_and_lists(gen, sentence):
     assert "binding/swap-values" not in outputs(gen, sentence, "binding").values()
+
+
+def test_binding_respectively_binds_the_list_before_it(gen):
+    found = outputs(gen, "It was 92.5% and 62.9%, respectively; then 97.8% vs. 91.7%.", "binding")
+    assert "It was 62.9% and 92.5%, respectively; then 97.8% vs. 91.7%." in found
+    assert "It was 92.5% and 62.9%, respectively; then 91.7% vs. 97.8%." not in found
 
 
 @pytest.mark.parametrize(

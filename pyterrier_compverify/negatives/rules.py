@@ -401,9 +401,26 @@ def _same_entity(noun1, noun2) -> bool:
     return a.head.i == b.head.i and a.head.lemma_ == "be"
 
 
+# adjectives of amount or degree, by the end of their scale they name: two from the same end say nearly the same
+# of any noun ("high burden" / "severe burden", "slow growth" / "low growth"), so swapping them moves nothing
+_SCALE_HIGH = set(
+    "high large great big substantial considerable significant strong severe serious elevated increased dense heavy "
+    "major extensive marked profound intense intensive abundant rapid fast good excellent prominent pronounced wide "
+    "broad deep long frequent robust sharp".split()
+)
+_SCALE_LOW = set(
+    "low small little weak mild slight minor light reduced decreased slow poor limited modest sparse minimal short "
+    "narrow shallow rare infrequent incomplete insufficient inadequate".split()
+)
+
+
 def _near_synonyms(word1: str, word2: str) -> bool:
-    """Whether two adjectives share a WordNet synset or similar-to cluster (good/skilled, impaired/inefficient)."""
+    """Whether two adjectives share a WordNet synset or similar-to cluster (good/skilled, impaired/inefficient), or
+    name the same end of a scale of amount or degree (high/severe, slow/low)."""
     from .wordnet import load_wordnet
+
+    if {word1, word2} <= _SCALE_HIGH or {word1, word2} <= _SCALE_LOW:
+        return True
 
     try:
         wordnet = load_wordnet()
@@ -839,7 +856,7 @@ def _swap_relation_arguments(doc) -> list[Candidate]:
 
 
 _PERCENT_SIGNS = {"%", "percent"}
-_INTERVAL_WORDS = {"±", "+/-", "-", "–", "to", "from", "between"}
+_INTERVAL_WORDS = {"±", "+/-", "/-", "-", "–", "−", "to", "from", "between", "=", ">", "<", "≥", "≤"}
 _INTERVAL_LABELS = set("ci cri confidence credible uncertainty ui pi prediction upper lower significance".split())
 _LIST_WORDS = {",", "and", "or", "%", "percent", "vs", "vs.", "versus"}
 _DISTRIBUTION_WORDS = set("percentile quartile tertile quintile decile interquartile".split())
@@ -848,7 +865,8 @@ _SPREAD_LABELS = set("ci cri confidence credible interval iqr range sd se sem".s
 
 def _percentage(token) -> bool:
     """Whether a number gives a share of something ("45% of patients", "a 12 percent drop"), not the bound of an
-    interval ("from 10% to 20%", "80-92%"), a spread ("± 2%") or a confidence level ("95% CI")."""
+    interval ("from 10% to 20%", "80-92%"), a threshold ("> 20%"), a spread ("± 2%") or a confidence level
+    ("95% CI")."""
     doc, i = token.doc, token.i
     if not token.like_num or i + 1 >= len(doc) or doc[i + 1].lower_ not in _PERCENT_SIGNS:
         return False
@@ -871,6 +889,16 @@ def _in_spread_note(token) -> bool:
             return False
         if t.text in ("(", "["):
             return any(w.lower_ in _SPREAD_LABELS for w in token.doc[t.i + 1 : token.i])
+    return False
+
+
+def _respectively_after(token) -> bool:
+    """Whether "respectively" follows the token in the same clause (no ";" between)."""
+    for t in token.doc[token.i + 1 :]:
+        if t.text == ";":
+            return False
+        if t.lower_ == "respectively":
+            return True
     return False
 
 
@@ -899,13 +927,12 @@ def _swap_values(doc) -> list[Candidate]:
     if any(t.lemma_.lower() in _DISTRIBUTION_WORDS for t in doc):  # "the 5th and 75th percentiles": cut-offs
         return []
     values = [t for t in doc if _percentage(t)]
-    respectively = any(t.lower_ == "respectively" for t in doc)
     out = []
     for first, second in zip(values, values[1:]):
         if _value(first) is None or _value(first) == _value(second):
             continue
         bare_list = all(t.lower_ in _LIST_WORDS for t in _outside_brackets(doc[first.i + 1 : second.i]))
-        if bare_list and not respectively:
+        if bare_list and not _respectively_after(second):
             continue
         out.append(_swap_words(doc, first, second, "binding/swap-values"))
     return out
