@@ -173,6 +173,8 @@ def main(argv: list[str] | None = None) -> None:
         counts = result.table["category"].value_counts().to_dict()
         print(f"{result.n_input} sentences -> {len(result.table)} edits {counts}; written to {args.out}")
         print("skipped: " + ", ".join(f"{k}: {v}" for k, v in sorted(result.skipped.items())))
+        rules = result.table["rule"].value_counts().to_dict()
+        print("by rule: " + ", ".join(f"{k}: {v}" for k, v in rules.items()))
     elif args.command == "querygen":
         from .querygen.command import run_querygen
 

@@ -451,3 +451,16 @@ def test_wordnet_cache(tmp_path, monkeypatch):
     folder = wordnet_dir()
     assert folder == tmp_path / "wordnet-3.0" and b"\r\n" not in (folder / "index.verb").read_bytes()
     assert wordnet_dir() == folder and [p.name for p in tmp_path.iterdir()] == ["wordnet-3.0"]  # no temp left
+
+
+def test_negatives_command_reports_counts_by_rule(nlp, tmp_path, capsys):
+    from pyterrier_compverify.cli import main
+
+    sentences = tmp_path / "sentences.txt"
+    sentences.write_text("Mortality was 12% with the drug and 25% with placebo.\nThe dog chased the cat.\n\n")
+    out = tmp_path / "edits.jsonl"
+    main(["negatives", str(out), "--sentences", str(sentences), "--categories", "binding"])
+    printed = capsys.readouterr().out
+    assert "3 sentences -> 2 edits" in printed and "empty: 1" in printed
+    assert "binding/swap-values: 1" in printed and "binding/swap-subj-obj: 1" in printed
+    assert len(out.read_text().splitlines()) == 2
