@@ -876,7 +876,7 @@ def _percentage(token) -> bool:
     if before in _INTERVAL_WORDS or (before == "and" and any(t.lower_ == "between" for t in doc[max(0, i - 4) : i])):
         return False
     after = doc[i + 2] if i + 2 < len(doc) else None
-    if after is not None and after.lower_ in _INTERVAL_LABELS or _in_spread_note(token):
+    if (after is not None and after.lower_ in _INTERVAL_LABELS) or _in_spread_note(token):
         return False
     return not (after is not None and after.text in ("-", "–", "to") and i + 3 < len(doc) and doc[i + 3].like_num)
 
@@ -924,9 +924,9 @@ def _swap_values(doc) -> list[Candidate]:
     """Swap two percentages of one sentence, so each figure lands on the other's entity ("mortality was 12% with
     the drug and 25% with placebo" -> "25% with the drug and 12% with placebo"). Two figures in a bare list
     ("85% and 90%") are bound to their entities only by "respectively"."""
-    if any(t.lemma_.lower() in _DISTRIBUTION_WORDS for t in doc):  # "the 5th and 75th percentiles": cut-offs
-        return []
     values = [t for t in doc if _percentage(t)]
+    if len(values) < 2 or any(t.lemma_.lower() in _DISTRIBUTION_WORDS for t in doc):  # "75th percentile": cut-offs
+        return []
     out = []
     for first, second in zip(values, values[1:]):
         if _value(first) is None or _value(first) == _value(second):
