@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import time
 from pathlib import Path
 
@@ -44,3 +45,33 @@ def run_nearmiss(
     if out is not None:
         write_table(shown, Path(out), f"near-miss triplets ({source})", encoder, time.time() - started)
     return table
+
+
+def register(subparsers) -> None:
+    """Add ``compverify nearmiss`` (run by ``nearmiss_command``) to the command's sub-parsers."""
+    from .cli_options import add_common_options, default_of
+
+    parser = subparsers.add_parser("nearmiss", help="near-miss table (win rate, AUC, mean similarity) per category")
+    add_common_options(parser)
+    parser.add_argument(
+        "--source", default=default_of(run_nearmiss, "source"), choices=["all", "sugarcrepe", "condaqa"]
+    )
+    parser.add_argument("--scorers", default="pooled,maxsim", help="comma-separated: pooled, maxsim")
+    parser.add_argument("--max-length", type=int, default=default_of(run_nearmiss, "max_length"))
+    parser.add_argument("--limit", type=int, default=None, help="first N triplets per category (quick runs)")
+    parser.add_argument("--out", default="experiments/results/nearmiss-baselines", help="output stem (.md/.json)")
+    parser.set_defaults(func=nearmiss_command)
+
+
+def nearmiss_command(args: argparse.Namespace) -> pd.DataFrame:
+    """``compverify nearmiss`` from its parsed options."""
+    from .cli_options import given
+
+    return run_nearmiss(
+        source=args.source,
+        scorers=args.scorers.split(","),
+        max_length=args.max_length,
+        limit=args.limit,
+        out=args.out,
+        **given(args, "model", "device"),
+    )
