@@ -3,19 +3,12 @@
 from .biencoder import BiEncoder
 from .datasets import setup_local_data
 from .encoder import DEFAULT_MODEL, EncodedTexts, TokenEncoder
-from .heads import MapCNNHead, MapTransformerHead, MaxSimHead, maxsim
 from .query_tokens import QueryTokens
-from .rerank import (
-    BagOfSimilarities,
-    MapCNN,
-    MapVerifier,
-    MaxSim,
-    PooledCosine,
-    SoftAlign,
-    TokenReranker,
-)
+from .rerank import BagOfSimilarities, MaxSim, PooledCosine, SoftAlign, TokenReranker
+from .scoring import HEADS, MapCNNHead, MapTransformerHead, maxsim
+from .spec import EncoderSpec, IncompatibleEncoderError
 from .store import CorruptStoreError, TokenStore
-from .verifier import Verifier
+from .verifier import MapCNN, MapVerifier, TrainedHeadReranker, Verifier
 
 __version__ = "0.1.0"
 __all__ = [
@@ -30,10 +23,13 @@ __all__ = [
     "SoftAlign",
     "Verifier",
     "DEFAULT_MODEL",
+    "EncoderSpec",
+    "HEADS",
+    "IncompatibleEncoderError",
+    "TrainedHeadReranker",
     "CorruptStoreError",
     "EncodedTexts",
     "MaxSim",
-    "MaxSimHead",
     "TokenEncoder",
     "TokenReranker",
     "TokenStore",
@@ -41,7 +37,7 @@ __all__ = [
     "setup_local_data",
 ]
 
-_SUBMODULES = ("datasets", "measures", "negatives", "querygen", "training")
+_SUBMODULES = ("datasets", "measures", "negatives", "querygen", "scoring", "training")
 
 
 def __getattr__(name: str):

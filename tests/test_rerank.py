@@ -1,3 +1,5 @@
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pyterrier as pt
@@ -122,7 +124,8 @@ def test_query_tokens_from_the_first_stage_are_not_encoded_again(tiny_encoder, m
     assert calls == ["document"]  # the queries' states came from the query_toks column
     np.testing.assert_allclose(got["score"], expected["score"], atol=1e-6)
     # states made by another encoder (another fingerprint) are not used: the reranker encodes the queries itself
-    foreign = frame.assign(query_toks=[QueryTokens(t.states.flip(0), "another") for t in frame["query_toks"]])
+    other = dataclasses.replace(tiny_encoder.spec, fingerprint="another")
+    foreign = frame.assign(query_toks=[QueryTokens(t.states.flip(0), other) for t in frame["query_toks"]])
     calls.clear()
     again = MaxSim(tiny_encoder)(foreign).sort_values(["qid", "docno"])
     assert calls == ["query", "document"]

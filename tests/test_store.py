@@ -137,10 +137,12 @@ def test_padded_states_match_token_states(store):
 def test_similarity_map_from_packed_rows_matches_padded(store, tiny_encoder):
     import torch
 
-    from pyterrier_compverify.simmap import similarity_map
+    from pyterrier_compverify.scoring import similarity_map, similarity_map_packed
 
     query = tiny_encoder.encode(["a dog chases a cat"]).token_states[0]
-    sim, mask = store.similarity_map(query, ["d5", "d3", "d1"], block=7)  # blocks smaller than a document
+    packed, mask = store.packed_states(["d5", "d3", "d1"])
+    assert packed.dtype == torch.float16 and packed.shape[0] == int(mask.sum())
+    sim = similarity_map_packed(query, packed, mask, block=7)  # blocks smaller than a document
     x, expected_mask = store.padded_states(["d5", "d3", "d1"])
     assert torch.equal(mask, expected_mask)
     torch.testing.assert_close(sim, similarity_map(query, x), atol=1e-5, rtol=1e-5)

@@ -16,8 +16,7 @@ import torch
 from torch import nn
 
 from ..encoder import TokenEncoder
-from ..heads import FIXED_HEADS, HEADS, build_head, masked_mean
-from ..simmap import similarity_map
+from ..scoring import build_head, head_spec, normalise_states, score_aligned, score_all_pairs
 from .hf import run_training, training_arguments
 from .triplets import load_triplets
 
@@ -42,9 +41,7 @@ class VerifierTrainingConfig:
     def __post_init__(self):
         if self.mode not in ("frozen", "end-to-end"):
             raise ValueError(f"mode must be 'frozen' or 'end-to-end', got {self.mode!r}")
-        if self.head not in HEADS | FIXED_HEADS:
-            raise ValueError(f"unknown head {self.head!r}; choose from {sorted(HEADS | FIXED_HEADS)}")
-        if self.head in FIXED_HEADS and self.mode == "frozen":
+        if not head_spec(self.head).learned and self.mode == "frozen":
             raise ValueError(f"{self.head} has no weights: train it end-to-end (the encoder learns through it)")
 
 
@@ -64,31 +61,20 @@ class VerifierModel(nn.Module):
             p.requires_grad_(train_encoder)
 
     def token_states(self, features: dict) -> tuple[torch.Tensor, torch.Tensor]:
-        """(B, L, d) L2-normalised token states and (B, L) mask."""
+        """(B, L, d) L2-normalised token states (zero at padding) and (B, L) mask."""
         with torch.set_grad_enabled(self.train_encoder and torch.is_grad_enabled()):
             out = self.st(dict(features))
         mask = out["attention_mask"].bool()
-        states = nn.functional.normalize(out["token_embeddings"], dim=-1) * mask[..., None]  # padding rows = 0
-        return states, mask
+        return normalise_states(out["token_embeddings"], mask), mask
 
     def pair_logits(self, anchor: dict, candidates: dict) -> torch.Tensor:
-        """(B, B + 1) logits: column j < B is V(a_i, p_j), column B is V(a_i, n_i)."""
+        """(B, B + 1) scores: column j < B is V(a_i, p_j), column B is V(a_i, n_i)."""
         a, a_mask = self.token_states(anchor)
         c, c_mask = self.token_states(candidates)
-        b, m, n = a.shape[0], a.shape[1], c.shape[1]
-        if getattr(self.head, "reads_states", False):  # Pooled: cosines of the masked mean states
-            q, v = (
-                nn.functional.normalize(masked_mean(a, a_mask), dim=-1),
-                nn.functional.normalize(masked_mean(c, c_mask), dim=-1),
-            )
-            return torch.cat([q @ v[:b].T, (q * v[b:]).sum(-1, keepdim=True)], dim=1)
-        p, p_mask, neg, neg_mask = c[:b], c_mask[:b], c[b:], c_mask[b:]
-        sim_ap = torch.einsum("imd,jnd->ijmn", a, p).reshape(b * b, m, n)
-        q_ap = a_mask[:, None].expand(b, b, m).reshape(b * b, m)
-        c_ap = p_mask[None].expand(b, b, n).reshape(b * b, n)
-        sims = torch.cat([sim_ap, similarity_map(a, neg)])
-        scores = self.head(sims, torch.cat([q_ap, a_mask]), torch.cat([c_ap, neg_mask]))
-        return torch.cat([scores[: b * b].reshape(b, b), scores[b * b :, None]], dim=1)
+        b = a.shape[0]
+        in_batch = score_all_pairs(self.head, a, a_mask, c[:b], c_mask[:b])
+        hard = score_aligned(self.head, a, a_mask, c[b:], c_mask[b:])
+        return torch.cat([in_batch, hard[:, None]], dim=1)
 
     def forward(self, anchor: dict, candidates: dict) -> dict:
         logits = self.pair_logits(anchor, candidates) / self.temperature

@@ -1,4 +1,9 @@
-"""Masked token-token cosine maps between queries and candidates."""
+"""Token states -> similarity maps: the one place that normalises token states and builds the token-token
+cosine map, for serving (one query against B candidates, or packed store rows) and training (all pairs of a batch).
+
+Shapes: states (B, L, d) with a (B, L) boolean mask of real tokens; a map M is (B, m, n) with
+M[b, i, j] = <q_bi, c_bj>; padded cells are exactly 0 and heads mask them as each needs.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,21 @@ from collections.abc import Sequence
 
 import numpy as np
 import torch
+
+
+def normalise_states(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """L2-normalise each token state and zero the padding rows.
+
+    Args:
+        hidden: (B, L, d) last-layer token states; mask: (B, L) boolean (or 0/1) mask of real tokens.
+
+    Returns:
+        (B, L, d) unit-length states at real tokens, zero vectors at padding (so padded map cells are 0).
+
+    >>> normalise_states(torch.tensor([[[3.0, 4.0], [1.0, 1.0]]]), torch.tensor([[1, 0]])).tolist()
+    [[[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]]
+    """
+    return torch.nn.functional.normalize(hidden, dim=-1) * mask[..., None].to(hidden.dtype)
 
 
 def pad_token_states(
@@ -37,6 +57,11 @@ def pad_token_states(
     return padded, mask
 
 
+def batch_mask(query_mask: torch.Tensor, batch: int) -> torch.Tensor:
+    """A query mask of shape (m,) shared by B candidates -> (B, m); a (B, m) mask unchanged."""
+    return query_mask.unsqueeze(0).expand(batch, -1) if query_mask.dim() == 1 else query_mask
+
+
 def similarity_map(query: torch.Tensor, cand: torch.Tensor) -> torch.Tensor:
     """Token-token cosine map M[b, i, j] = <q_bi, c_bj> for L2-normalised token states.
 
@@ -57,6 +82,52 @@ def similarity_map(query: torch.Tensor, cand: torch.Tensor) -> torch.Tensor:
     if query.dim() == 2:
         return torch.einsum("md,bnd->bmn", query, cand)
     return torch.matmul(query, cand.transpose(1, 2))
+
+
+def similarity_map_pairwise(query: torch.Tensor, cand: torch.Tensor) -> torch.Tensor:
+    """Every query against every candidate (in-batch negatives in training).
+
+    Args:
+        query: (A, m, d); cand: (C, n, d).
+
+    Returns:
+        (A, C, m, n) maps; ``[i, j]`` equals ``similarity_map(query[i], cand[j:j+1])[0]``.
+
+    >>> similarity_map_pairwise(torch.eye(2)[None], torch.eye(2)[None].repeat(3, 1, 1)).shape
+    torch.Size([1, 3, 2, 2])
+    """
+    return torch.einsum("imd,jnd->ijmn", query, cand)
+
+
+def similarity_map_packed(
+    query: torch.Tensor, packed: torch.Tensor, mask: torch.Tensor, *, block: int = 2048
+) -> torch.Tensor:
+    """One query against B candidates whose real token rows are packed (no padded copy of the states).
+
+    On a CPU, converting fp16 rows block by block and multiplying while they sit in cache is several times faster
+    than padding first.
+
+    Args:
+        query: (m, d) float token states. packed: (T, d) rows of the B candidates in batch order, any float dtype
+            (fp16 from a store). mask: (B, L) boolean, ``mask.sum() == T``, real tokens first in each row.
+
+    Returns:
+        (B, m, L) map, 0 in padded cells; equal to ``similarity_map(query, padded)``.
+
+    >>> q = torch.tensor([[1.0, 0.0]]); rows = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    >>> similarity_map_packed(q, rows, torch.tensor([[True, True], [True, False]])).tolist()
+    [[[1.0, 0.0]], [[0.5, 0.0]]]
+    """
+    m = query.shape[0]
+    padded = query.new_zeros((-(-m // 8) * 8, query.shape[1]))  # BLAS is up to 2x faster on multiples of 8
+    padded[:m] = query
+    sims = torch.empty((packed.shape[0], padded.shape[0]), dtype=query.dtype, device=query.device)
+    for start in range(0, packed.shape[0], block):
+        chunk = packed[start : start + block].to(query.device, query.dtype)
+        torch.mm(chunk, padded.T, out=sims[start : start + block])
+    sim = torch.zeros((*mask.shape, m), dtype=query.dtype, device=query.device)
+    sim[mask] = sims[:, :m]
+    return sim.transpose(1, 2)
 
 
 def map_features(

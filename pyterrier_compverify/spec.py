@@ -1,0 +1,64 @@
+"""EncoderSpec: what decides whether token states from two encoders can be mixed (the one compatibility check)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+class IncompatibleEncoderError(ValueError):
+    """Token states (a store, query states, a trained head) made by another encoder than the one given."""
+
+
+@dataclass(frozen=True)
+class EncoderSpec:
+    """An encoder's identity: its name (informative only), weight fingerprint, max_length and width.
+
+    Two specs are compatible when the weights and max_length agree; the name may differ (a hub name and a local
+    copy of the same weights are the same encoder).
+
+    >>> a = EncoderSpec("minilm", "abc", 128, 384)
+    >>> a.compatible(EncoderSpec("/local/minilm", "abc", 128, 384)), a.compatible(EncoderSpec("minilm", "abc", 64, 384))
+    (True, False)
+    >>> a.key
+    'abc-128'
+    """
+
+    name: str
+    fingerprint: str
+    max_length: int
+    dim: int
+
+    @property
+    def key(self) -> str:
+        """A short string that differs between incompatible specs (cache folders, index names)."""
+        return f"{self.fingerprint}-{self.max_length}"
+
+    def compatible(self, other: EncoderSpec) -> bool:
+        return self.mismatch(other) is None
+
+    def mismatch(self, other: EncoderSpec) -> str | None:
+        """The first field that differs (fingerprint, max_length, dim) as ``field this != other``, else None."""
+        for field in ("fingerprint", "max_length", "dim"):
+            mine, theirs = getattr(self, field), getattr(other, field)
+            if mine != theirs:
+                return f"{field} {mine} != {theirs}"
+        return None
+
+    def check(self, given: EncoderSpec, what: str) -> None:
+        """Raise :class:`IncompatibleEncoderError` unless ``given`` can use token states made by this spec.
+
+        ``what`` names the thing made with this spec, e.g. ``"TokenStore('scifact.tokens')"``.
+        """
+        difference = self.mismatch(given)
+        if difference is not None:
+            raise IncompatibleEncoderError(
+                f"{what} was made with encoder {self.name!r} and the given encoder {given.name!r} differs "
+                f"({difference}): pass the encoder it was made with, or rebuild it with this one"
+            )
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> EncoderSpec:
+        return cls(str(data["name"]), str(data["fingerprint"]), int(data["max_length"]), int(data["dim"]))
