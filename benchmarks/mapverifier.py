@@ -21,8 +21,8 @@ import torch
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets import load_collection
-from pyterrier_compverify.evaluate import DEFAULT_INDEX_DIR, build_indices
-from pyterrier_compverify.results import write_table
+from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices
+from pyterrier_compverify.reporting import write_table
 
 
 def paper_loop(verifier: cv.MapVerifier, frame, texts: dict, size: int = 128) -> list[float]:

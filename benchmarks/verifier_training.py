@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 import pyterrier_compverify as cv
-from pyterrier_compverify.results import write_table
+from pyterrier_compverify.reporting import write_table
 from pyterrier_compverify.training import VerifierTrainingConfig, train_verifier
 from pyterrier_compverify.training.data import retrieval_triplets
 

@@ -33,9 +33,9 @@ import pyterrier_compverify as cv
 from pyterrier_compverify.datasets import load_collection
 from pyterrier_compverify.datasets.nearmiss import nearmiss_triplets
 from pyterrier_compverify.encoder import DEFAULT_MODEL
-from pyterrier_compverify.evaluate import DEFAULT_INDEX_DIR
 from pyterrier_compverify.measures import b_lower_share, nearmiss_scores, roc_auc, win_rate
-from pyterrier_compverify.results import write_table
+from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR
+from pyterrier_compverify.reporting import write_table
 from pyterrier_compverify.training import EncoderTrainingConfig, train_encoder
 from pyterrier_compverify.training.data import recipe_rows
 

@@ -31,7 +31,7 @@ import pyterrier_compverify as cv
 from pyterrier_compverify.datasets import load_collection
 from pyterrier_compverify.datasets.nearmiss import sugarcrepe_captions
 from pyterrier_compverify.encoder import DEFAULT_MODEL
-from pyterrier_compverify.evaluate import DEFAULT_INDEX_DIR, bm25_pipeline, build_indices
+from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, bm25_pipeline, build_indices
 from pyterrier_compverify.querygen import (
     KeywordQueries,
     drop_leaking,
@@ -41,7 +41,7 @@ from pyterrier_compverify.querygen import (
     titles,
     validation_split,
 )
-from pyterrier_compverify.results import write_table
+from pyterrier_compverify.reporting import write_table
 from pyterrier_compverify.training import EncoderTrainingConfig, train_encoder
 
 TARGET = "compverify/capretrieval/en"

@@ -20,8 +20,8 @@ from pyterrier_pisa import PisaIndex
 import pyterrier_compverify as cv
 from pyterrier_compverify.chinese import SEGMENTATIONS, chinese_terms
 from pyterrier_compverify.datasets import load_collection
-from pyterrier_compverify.evaluate import quiet_native_output
-from pyterrier_compverify.results import write_table
+from pyterrier_compverify.native_output import quiet_native_output
+from pyterrier_compverify.reporting import write_table
 
 SETTINGS = [(0.9, 0.4), (1.2, 0.75), (1.5, 0.75)]  # PISA's default, Anserini's common, rank_bm25's default
 

@@ -23,8 +23,8 @@ from pyterrier_alpha.fusion import RRFusion
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets import load_collection
 from pyterrier_compverify.encoder import DEFAULT_MODEL
-from pyterrier_compverify.evaluate import DEFAULT_INDEX_DIR, bm25_pipeline, build_indices
-from pyterrier_compverify.results import write_table
+from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, bm25_pipeline, build_indices
+from pyterrier_compverify.reporting import write_table
 
 COLLECTIONS = ["compverify/capretrieval/en", "irds:beir/scifact/test", "irds:cranfield"]
 MEASURES = [nDCG @ 10, nDCG @ 1, nDCG @ 5, RR @ 10, Success @ 10]

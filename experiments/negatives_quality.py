@@ -21,7 +21,7 @@ import pandas as pd
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets.nearmiss import sugarcrepe_items
 from pyterrier_compverify.negatives import RuleBasedGenerator
-from pyterrier_compverify.results import write_table
+from pyterrier_compverify.reporting import write_table
 
 
 def normalise(text: str) -> str:

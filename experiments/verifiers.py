@@ -24,11 +24,11 @@ from ir_measures import RR, Success, nDCG
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets import load_collection
 from pyterrier_compverify.datasets.nearmiss import nearmiss_triplets
-from pyterrier_compverify.evaluate import DEFAULT_INDEX_DIR, build_indices
-from pyterrier_compverify.heads import FIXED_HEADS
 from pyterrier_compverify.measures import nearmiss_table
 from pyterrier_compverify.negatives import RuleBasedGenerator
-from pyterrier_compverify.results import write_table
+from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices
+from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.scoring import head_spec
 from pyterrier_compverify.training import VerifierTrainingConfig, train_verifier
 from pyterrier_compverify.training.data import corpus_sentences, mix_rows, retrieval_triplets, structural_triplets
 
@@ -159,7 +159,7 @@ def main() -> None:
             )
             reranker = verifier.reranker(encoder=encoder, store=store_for(encoder))
             out[f"{name}"] = (reranker, sum(p.numel() for p in reranker.head.parameters()))
-            if verifier.meta["head"] in FIXED_HEADS:
+            if not head_spec(verifier.meta["head"]).learned:
                 continue  # a weight-free head's score is no verifier in [-1, 1] for the penalty
             penalised = verifier.reranker(encoder=encoder, store=store_for(encoder), penalty=PENALTY)
             out[f"F1 MaxSim - penalty({name})"] = (penalised, sum(p.numel() for p in penalised.head.parameters()))

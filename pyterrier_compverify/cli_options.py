@@ -8,11 +8,16 @@ from collections.abc import Callable
 
 
 def add_common_options(parser: argparse.ArgumentParser) -> None:
-    """``--model``, ``--device``, ``--data-dir``; ``--model`` left out means the called function's default."""
+    """``--model``, ``--device`` (left out: the called function's defaults) and ``--data-dir``."""
     parser.add_argument(
         "--model", default=None, help="hub name or local folder of the encoder (default: cv.DEFAULT_MODEL)"
     )
     parser.add_argument("--device", default=None, help="torch device (default: auto)")
+    add_data_dir_option(parser)
+
+
+def add_data_dir_option(parser: argparse.ArgumentParser) -> None:
+    """``--data-dir``, for commands that read datasets but load no encoder."""
     parser.add_argument("--data-dir", default=None, help="local data folder (default: $COMPVERIFY_DATA)")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import tempfile
 import time
@@ -12,7 +13,8 @@ import pyterrier as pt
 
 from .demo_collection import DEMO_DOCS, DEMO_QRELS, DEMO_TOPICS
 from .encoder import DEFAULT_MODEL, TokenEncoder
-from .evaluate import MEASURES, build_indices, standard_pipelines
+from .pipelines import build_indices, standard_pipelines
+from .reporting import MEASURES
 
 
 class DemoCollection:
@@ -98,3 +100,20 @@ def run_demo(
     print(topics.set_index("qid").join(pd.concat(views, axis=1)).to_markdown())
     print(f"\nDone in {time.time() - started:.1f} s.")
     return tables
+
+
+def register(subparsers) -> None:
+    """Add ``compverify demo`` (run by :func:`demo_command`) to the command's sub-parsers."""
+    from .cli_options import add_common_options
+
+    parser = subparsers.add_parser("demo", help="BM25 / dense / dense >> MaxSim on an embedded near-miss collection")
+    add_common_options(parser)
+    parser.add_argument("--folder", default=None, help="where to write the collection and indices (default: temp)")
+    parser.set_defaults(func=demo_command)
+
+
+def demo_command(args: argparse.Namespace) -> dict[str, pd.DataFrame]:
+    """``compverify demo`` from its parsed options."""
+    from .cli_options import given
+
+    return run_demo(folder=args.folder, **given(args, "model", "device"))

@@ -1,259 +1,246 @@
-"""Standard pipelines (BM25, dense, each >> MaxSim) over a collection, and their pt.Experiment."""
+"""``compverify evaluate``: ``pt.Experiment`` of BM25, dense, and dense's top ``depth`` reranked by each chosen
+reranker, on one dataset; the tables are written with the command that made them.
+
+The indices and pipelines are in :mod:`.pipelines`, the tables in :mod:`.reporting`.
+"""
 
 from __future__ import annotations
 
-import contextlib
+import argparse
+import importlib
 import os
-import re
-import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-import pyterrier as pt
-from ir_measures import RR, R, Success, nDCG
-
-from .chinese import chinese_terms
-from .encoder import DEFAULT_MODEL, TokenEncoder
-from .rerank import MaxSim
-from .results import write_table
-from .store import TokenStore
-
-MEASURES = [nDCG @ 10, RR @ 10, Success @ 1, Success @ 10, R @ 100]
-DEFAULT_INDEX_DIR = Path(os.environ.get("COMPVERIFY_CACHE", Path.home() / ".cache" / "pyterrier_compverify"))
-
-
-def strip_punctuation(text: str) -> str:
-    """Punctuation to spaces, for PISA's query parser.
-
-    >>> strip_punctuation("what's (a) test?")
-    'what s a test'
-    """
-    return " ".join(re.sub(r"[^\w\s]", " ", text).split())
-
-
-@contextlib.contextmanager
-def quiet_native_output():
-    """Silence stdout and stderr at the file-descriptor level (native libraries too) for the block."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    try:
-        with open(os.devnull, "w") as devnull:
-            os.dup2(devnull.fileno(), 1)
-            os.dup2(devnull.fileno(), 2)
-            yield
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        for fd, copy in zip((1, 2), saved):
-            os.dup2(copy, fd)
-            os.close(copy)
-
-
-@dataclass
-class Indices:
-    """The three indices of one collection: PISA (BM25), FlexIndex (pooled vectors), TokenStore."""
-
-    pisa: object
-    flex: object
-    store: TokenStore
-    language: str = "en"
-
-
-def bm25_index(collection, path: str | os.PathLike):
-    """A PISA index of ``collection``, built once at ``path``: porter2 stemming for English; for Chinese, jieba
-    words (jieba search mode, see :func:`chinese_terms`) without stemming, in a sibling ``*-jieba-search.pisa``."""
-    from pyterrier_pisa import PisaIndex
-
-    docs = collection.corpus_iter()
-    language = getattr(collection, "language", "en")  # collections of our own: en unless they say otherwise
-    if language == "zh":
-        path = Path(path).with_name(Path(path).stem + "-jieba-search.pisa")
-        docs = ({"docno": d["docno"], "text": chinese_terms(d["text"])} for d in docs)
-    pisa = PisaIndex(str(path), text_field="text", stemmer="porter2" if language == "en" else "none")
-    with quiet_native_output():  # PISA's native code logs every step
-        if not pisa.built():
-            pisa.index(docs)
-        pisa.bm25()(pd.DataFrame({"qid": ["0"], "query": ["warm"]}))  # builds its block-max data once
-    return pisa
-
-
-def bm25_pipeline(pisa, num_results: int = 1000, *, language: str = "en") -> pt.Transformer:
-    """BM25 over a :func:`bm25_index`: the query is prepared as the documents were (punctuation stripped for
-    PISA's parser; jieba words for Chinese), and the original query is restored after."""
-    prepare = chinese_terms if language == "zh" else strip_punctuation
-    return pt.apply.query(lambda row: prepare(row["query"])) >> pisa.bm25(num_results=num_results) >> pt.rewrite.reset()
-
-
-def build_indices(collection, encoder: TokenEncoder, index_dir: str | os.PathLike, *, verbose: bool = True) -> Indices:
-    """Build (or reuse) the indices of ``collection`` under ``index_dir/<collection name>/``.
-
-    The FlexIndex and the TokenStore are filled by one encoder pass over the corpus.
-    """
-    from pyterrier_dr import FlexIndex
-
-    root = Path(index_dir) / collection.name
-    pisa = bm25_index(collection, root / "bm25.pisa")
-    tag = f"{encoder.fingerprint}-{encoder.max_length}"
-    flex = FlexIndex(str(root / f"{tag}.flex"), sim_fn=encoder.sim_fn, verbose=verbose)
-    store = TokenStore(root / f"{tag}.tokens")
-    if not (flex.built() and store.built()):
-        store.indexer(encoder, flex_index=flex, verbose=verbose, overwrite=True).index(collection.corpus_iter())
-    store.check_encoder(encoder)
-    return Indices(pisa, flex, store, getattr(collection, "language", "en"))
-
-
-def standard_pipelines(indices: Indices, encoder: TokenEncoder, *, depth: int = 100) -> dict[str, pt.Transformer]:
-    """BM25, dense, and each of them reranked at ``depth`` by MaxSim from the TokenStore."""
-    bm25 = bm25_pipeline(indices.pisa, language=indices.language)
-    dense = encoder.query_encoder() >> indices.flex.retriever(num_results=1000, drop_query_vec=True)
-    maxsim = MaxSim(encoder, store=indices.store)
-    return {
-        "BM25": bm25,
-        "Dense": dense,
-        f"BM25 >> MaxSim@{depth}": (bm25 % depth) >> maxsim,
-        f"Dense >> MaxSim@{depth}": (dense % depth) >> maxsim,
-    }
-
-
-def plain_dense_run(collection, encoder: TokenEncoder, topics: pd.DataFrame, k: int = 1000) -> pd.DataFrame:
-    """Reference run: ``SentenceTransformer.encode`` on queries and documents, exact cosine, top k.
-
-    Independent of TokenEncoder batching and pyterrier-dr, to check that the dense pipeline matches it.
-    """
-    docs = list(collection.corpus_iter())
-    kw = {"batch_size": 32, "convert_to_numpy": True, "normalize_embeddings": True}
-    doc_vecs = encoder.model.encode([d["text"] for d in docs], show_progress_bar=True, **kw)
-    query_vecs = encoder.model.encode(topics["query"].tolist(), **kw)
-    scores = query_vecs @ doc_vecs.T
-    k = min(k, len(docs))
-    top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-    rows = []
-    for qi, qid in enumerate(topics["qid"]):
-        for di in top[qi]:
-            rows.append((qid, docs[di]["docno"], float(scores[qi, di])))
-    return pt.model.add_ranks(pd.DataFrame(rows, columns=["qid", "docno", "score"]))
+NAMED_RERANKERS = {"maxsim": "MaxSim", "mapverifier": "MapVerifier", "mapcnn": "MapCNN"}
 
 
 def run_evaluation(
     dataset_id: str,
     *,
     model: str | None = None,
-    max_length: int = 128,
+    max_length: int | None = None,
     batch_size: int = 32,
     device: str | None = None,
     depth: int = 100,
-    index_dir: str | os.PathLike = DEFAULT_INDEX_DIR,
-    out_dir: str | os.PathLike | None = "experiments/results",
+    rerankers: Sequence[str] = ("maxsim",),
+    index_dir: str | os.PathLike | None = None,
+    out_dir: str | os.PathLike | None = "compverify-results",
     baseline: str = "Dense",
     reference: bool = False,
     verbose: bool = True,
-) -> pd.DataFrame:
-    """``pt.Experiment`` of the standard pipelines on ``dataset_id``; writes ``evaluate-<name>.{md,json}``."""
-    from .datasets import load_collection
-
+):
+    """``pt.Experiment`` on ``dataset_id``; writes ``out_dir/evaluate-<name>.{md,json}`` unless ``out_dir`` is
+    None. ``rerankers``: ``maxsim``, ``mapverifier``, ``mapcnn`` or a trained verifier folder, each reranking
+    dense's top ``depth`` from the TokenStore (MaxSim also BM25's). ``max_length`` None: the encoder's default.
+    ``index_dir`` None: ``$COMPVERIFY_CACHE`` or ``~/.cache/pyterrier_compverify``. Returns the experiment's
+    frame (measures first); ``attrs["written"]`` names the .md file written."""
     started = time.time()
-    collection = load_collection(dataset_id)
+    rerankers = check_rerankers(rerankers)
+    collection = open_collection(dataset_id)
+
+    import pandas as pd
+    import pyterrier as pt
+
+    from .encoder import DEFAULT_MODEL, TokenEncoder
+    from .pipelines import DEFAULT_INDEX_DIR, build_indices, plain_dense_run, standard_pipelines
+    from .reporting import MEASURES, by_query_type, error_view, summary_table, write_table
+
     encoder = TokenEncoder(
         model or DEFAULT_MODEL, max_length=max_length, batch_size=batch_size, device=device, verbose=False
     )
-    indices = build_indices(collection, encoder, index_dir, verbose=verbose)
+    indices = build_indices(collection, encoder, index_dir or DEFAULT_INDEX_DIR, verbose=verbose)
     topics, qrels = collection.topics(), collection.qrels()
-    systems = standard_pipelines(indices, encoder, depth=depth)
+    systems = standard_pipelines(indices, encoder, depth=depth, rerankers=build_rerankers(rerankers, encoder, indices))
     if reference:
         systems["ST.encode + exact cosine (reference)"] = plain_dense_run(collection, encoder, topics)
     runs = {name: system if isinstance(system, pd.DataFrame) else system(topics) for name, system in systems.items()}
     names = list(runs)
-    measures = MEASURES + collection.extra_measures
+    measures = [str(m) for m in MEASURES + collection.extra_measures]
     results = pt.Experiment(
         list(runs.values()),
         topics,
         qrels,
-        eval_metrics=measures,
+        eval_metrics=MEASURES + collection.extra_measures,
         names=names,
         baseline=names.index(baseline) if baseline in names else None,
         round=4,
         verbose=verbose,
     )
+    results = results[["name", *measures, *[c for c in results.columns if c not in ("name", *measures)]]]
     sections = [
-        summary_table(results, [str(m) for m in measures]).to_markdown(index=False, disable_numparse=True),
+        summary_table(results, measures).to_markdown(index=False, disable_numparse=True),
         "",
         "`*`: paired t-test p < 0.05 against the baseline (the row without p-values).",
     ]
     types = collection.query_types()
     if types:
-        per_type = by_query_type(runs, topics, qrels, types, measures)
-        errors = error_view(runs, qrels, types)
         sections += [
             "",
             "## nDCG@10 per query type",
             "",
-            per_type.to_markdown(),
+            by_query_type(runs, topics, qrels, types).to_markdown(),
             "",
             "## Misses: relevant documents in BM25's top 10 but not the system's (literal miss) or in "
             "neither (other miss), queries per type",
             "",
-            errors.to_markdown(),
+            error_view(runs, qrels, types).to_markdown(),
         ]
     sections += ["", "## All columns", "", results.to_markdown(index=False)]
-    elapsed = time.time() - started
     if out_dir is not None:
-        markdown = "\n".join(sections)
-        write_table(results, Path(out_dir) / f"evaluate-{collection.name}", dataset_id, encoder, elapsed, markdown)
+        stem = Path(out_dir) / f"evaluate-{collection.name}"
+        write_table(results, stem, dataset_id, encoder, time.time() - started, "\n".join(sections))
+        results.attrs["written"] = f"{stem}.md"
     return results
 
 
-def by_query_type(runs: dict, topics, qrels, types: dict, measures) -> pd.DataFrame:
-    """Mean per-query nDCG@10 by query type (rows) and system (columns), with the number of queries."""
-    table = {}
-    for name, run in runs.items():
-        per_query = pt.Experiment([run], topics, qrels, [nDCG @ 10], names=[name], perquery=True)
-        per_query["type"] = per_query["qid"].map(types)
-        table[name] = per_query.groupby("type")["value"].mean()
-    out = pd.DataFrame(table).round(4)
-    out.insert(0, "queries", pd.Series(types).value_counts())
-    return out
+def check_rerankers(names: Sequence[str]) -> list[str]:
+    """The reranker names, checked before any model is loaded: each is one of ``NAMED_RERANKERS`` or a folder.
+
+    >>> check_rerankers(["maxsim", "mapcnn"])
+    ['maxsim', 'mapcnn']
+    """
+    names = [n.strip() for n in names if n.strip()]
+    if not names:
+        raise ValueError("no reranker given: choose from " + ", ".join(NAMED_RERANKERS) + " or a verifier folder")
+    for name in names:
+        if name not in NAMED_RERANKERS and not Path(name).is_dir():
+            raise FileNotFoundError(
+                f"reranker {name!r} is neither one of {', '.join(NAMED_RERANKERS)} nor a trained verifier folder"
+            )
+    return names
 
 
-def error_view(runs: dict, qrels: pd.DataFrame, types: dict, k: int = 10) -> pd.DataFrame:
-    """Per system and query type: queries with no relevant document in the system's top k although BM25 has
-    one there (literal miss), and queries that neither finds (other miss)."""
-    relevant = qrels[qrels["label"] > 0].groupby("qid")["docno"].apply(set)
+def build_rerankers(names: Sequence[str], encoder, indices) -> dict:
+    """Label -> reranker reading the TokenStore of ``indices``: ``MaxSim`` over ``encoder``, the packaged
+    ``MapVerifier`` / ``MapCNN``, or ``cv.Verifier(folder).reranker(store=...)`` (labelled by the folder)."""
+    import pyterrier_compverify as cv
 
-    def hits(run):
-        top = run[run["rank"] < k].groupby("qid")["docno"].apply(set)
-        return {qid: bool(top.get(qid, set()) & docs) for qid, docs in relevant.items()}
+    rerankers = {}
+    for name in names:
+        if name == "maxsim":
+            rerankers["MaxSim"] = cv.MaxSim(encoder, store=indices.store)
+        elif name in NAMED_RERANKERS:
+            rerankers[NAMED_RERANKERS[name]] = getattr(cv, NAMED_RERANKERS[name])(store=indices.store)
+        else:
+            rerankers[name] = cv.Verifier(name).reranker(store=indices.store)
+    return rerankers
 
-    bm25 = hits(runs["BM25"])
-    rows = []
-    for name, run in runs.items():
-        if name == "BM25":
-            continue
-        found = hits(run)
-        for qid in relevant.index:
-            if not found[qid]:
-                kind = "literal miss" if bm25[qid] else "other miss"
-                rows.append({"system": name, "type": types.get(qid, "unknown"), "kind": kind})
-    if not rows:
-        return pd.DataFrame()
-    return pd.crosstab(
-        [pd.Series([r["system"] for r in rows], name="system"), pd.Series([r["kind"] for r in rows], name="miss")],
-        pd.Series([r["type"] for r in rows], name="type"),
-        margins=True,
+
+def open_collection(dataset_id: str):
+    """:func:`~.datasets.load_collection`, checked at once: an unknown id raises a KeyError with a hint."""
+    from .datasets import load_collection
+
+    collection = load_collection(dataset_id)
+    try:
+        collection.dataset  # noqa: B018 (opening it is the check)
+    except KeyError:
+        raise KeyError(f"unknown dataset {dataset_id!r}{dataset_hint(dataset_id)}") from None
+    return collection
+
+
+def dataset_hint(dataset_id: str) -> str:
+    """``; did you mean irds:...?`` for the nearest ir_datasets id, else a pointer to the id format.
+
+    >>> dataset_hint("cranfield")
+    '; did you mean irds:cranfield?'
+    """
+    import difflib
+
+    import ir_datasets
+
+    known = list(ir_datasets.registry)
+    name = dataset_id.removeprefix("irds:")
+    close = [name] if name in known else difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+    if close:
+        return f"; did you mean irds:{close[0]}?"
+    return "; ids look like irds:cranfield, irds:beir/scifact/test or compverify/capretrieval/en"
+
+
+def register(subparsers) -> None:
+    """Add ``compverify evaluate`` (run by :func:`evaluate_command`) to the command's sub-parsers."""
+    from .cli_options import add_common_options, default_of
+
+    def default(name):
+        return default_of(run_evaluation, name)
+
+    parser = subparsers.add_parser("evaluate", help="pt.Experiment of BM25, dense and dense >> rerankers on a dataset")
+    add_common_options(parser)
+    parser.add_argument("dataset", help="e.g. irds:cranfield, irds:beir/scifact/test, compverify/capretrieval/en")
+    parser.add_argument(
+        "--rerankers",
+        default=",".join(default("rerankers")),
+        help="comma-separated: maxsim, mapverifier, mapcnn (packaged weights) or a trained verifier folder "
+        "(default: %(default)s)",
     )
+    parser.add_argument("--depth", type=int, default=default("depth"), help="rerank depth (default: %(default)s)")
+    parser.add_argument(
+        "--max-length", type=int, default=default("max_length"), help="tokens per text (default: the encoder's, 128)"
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=default("batch_size"), help="encoder batch size (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--index-dir",
+        default=default("index_dir"),
+        help="where indices are kept (default: $COMPVERIFY_CACHE, else ~/.cache/pyterrier_compverify)",
+    )
+    parser.add_argument(
+        "--out-dir",
+        default=default("out_dir"),
+        help="folder for evaluate-<dataset>.{md,json}, relative to the current folder (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--baseline", default=default("baseline"), help="system for significance tests (default: %(default)s)"
+    )
+    parser.add_argument("--reference", action="store_true", help="add a plain SentenceTransformer.encode run")
+    parser.set_defaults(func=evaluate_command)
 
 
-def summary_table(results: pd.DataFrame, measures: list[str]) -> pd.DataFrame:
-    """Name and measures, a measure marked ``*`` where its p-value against the baseline is below 0.05."""
-    table = results[["name"]].copy()
-    for m in measures:
-        p = results.get(f"{m} p-value")
-        marks = ["*" if p is not None and pv < 0.05 else "" for pv in (p if p is not None else [None] * len(results))]
-        table[m] = [f"{v:.4f}{mark}" for v, mark in zip(results[m], marks)]
-    return table
+def evaluate_command(args: argparse.Namespace):
+    """``compverify evaluate``: run, print the summary table and where the tables were written."""
+    from .cli_options import given
+    from .reporting import summary_table
+
+    results = run_evaluation(
+        args.dataset,
+        rerankers=args.rerankers.split(","),
+        max_length=args.max_length,
+        batch_size=args.batch_size,
+        depth=args.depth,
+        index_dir=args.index_dir,
+        out_dir=args.out_dir,
+        baseline=args.baseline,
+        reference=args.reference,
+        **given(args, "model", "device"),
+    )
+    print(summary_table(results).to_markdown(index=False, disable_numparse=True))
+    print(f"*: p < 0.05 against {args.baseline}. All tables: {results.attrs['written']} (and .json)")
+    return results
 
 
-__all__ = ["MEASURES", "build_indices", "plain_dense_run", "run_evaluation", "standard_pipelines"]
+_MOVED = {  # name -> the module it moved to when this module was split
+    **dict.fromkeys(
+        (
+            "DEFAULT_INDEX_DIR",
+            "Indices",
+            "bm25_index",
+            "bm25_pipeline",
+            "build_indices",
+            "plain_dense_run",
+            "standard_pipelines",
+            "strip_punctuation",
+        ),
+        "pipelines",
+    ),
+    **dict.fromkeys(("MEASURES", "by_query_type", "error_view", "summary_table", "write_table"), "reporting"),
+    "quiet_native_output": "native_output",
+}
+
+
+def __getattr__(name: str):
+    """Names that lived here before the split stay importable from here."""
+    if name in _MOVED:
+        return getattr(importlib.import_module(f"{__package__}.{_MOVED[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

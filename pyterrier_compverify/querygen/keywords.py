@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from ..negatives.inflect import present_participle
-from ..parser import english_parser
+from ..spacy_english import english_parser
 
 # nouns that describe the medium or are too vague to search for
 _META = set(

@@ -1,0 +1,84 @@
+"""``compverify negatives``: sentences in (a text file or a collection's documents), structural near-miss edits
+out (.csv or .jsonl), with counts per category, per skip reason and per rule."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def read_sentences(source: str, *, limit: int | None = None, seed: int = 0) -> list[str]:
+    """The lines of a text file (in order), or the shuffled sentences of a collection's documents."""
+    if Path(source).is_file():
+        lines = Path(source).read_text(encoding="utf-8").splitlines()
+        return lines[:limit] if limit else lines
+    from ..training.data import corpus_sentences
+
+    return corpus_sentences(source, limit=limit, seed=seed)
+
+
+def run_negatives(
+    out: str | os.PathLike,
+    *,
+    sentences: str = "irds:beir/scifact/train",
+    categories: Sequence[str] | None = None,
+    limit: int | None = None,
+    all_edits: bool = False,
+    seed: int = 0,
+):
+    """Write the rule-based edits of ``sentences`` to ``out`` (one per category per sentence unless
+    ``all_edits``; ``categories`` default: all) and print what was made; returns the ``GenerationResult``."""
+    from . import CATEGORIES, RuleBasedGenerator, write_table
+
+    generator = RuleBasedGenerator(tuple(categories or CATEGORIES))
+    texts = read_sentences(sentences, limit=limit, seed=seed)
+    result = generator.generate(texts, one_per_category=not all_edits, seed=seed)
+    write_table(result, out)
+    counts = result.table["category"].value_counts().to_dict()
+    print(f"{result.n_input} sentences -> {len(result.table)} edits {counts}; written to {out}")
+    print("skipped: " + ", ".join(f"{k}: {v}" for k, v in sorted(result.skipped.items())))
+    rules = result.table["rule"].value_counts().to_dict()
+    print("by rule: " + ", ".join(f"{k}: {v}" for k, v in rules.items()))
+    return result
+
+
+def register(subparsers) -> None:
+    """Add ``compverify negatives`` (run by :func:`negatives_command`) to the command's sub-parsers."""
+    from ..cli_options import add_data_dir_option, default_of
+    from . import CATEGORIES
+
+    parser = subparsers.add_parser(
+        "negatives",
+        help="structural near-miss negatives (" + ", ".join(CATEGORIES) + ")",
+    )
+    add_data_dir_option(parser)
+    parser.add_argument("out", help="output table, .csv or .jsonl (sentence1, sentence2, category, rule)")
+    parser.add_argument(
+        "--sentences",
+        default=default_of(run_negatives, "sentences"),
+        help="a text file (one sentence a line) or a dataset id whose documents are split into sentences "
+        "(default: %(default)s)",
+    )
+    parser.add_argument("--limit", type=int, default=None, help="at most N sentences")
+    parser.add_argument(
+        "--categories", default=",".join(CATEGORIES), help="comma-separated categories (default: %(default)s)"
+    )
+    parser.add_argument("--all-edits", action="store_true", help="every edit, not one per category per sentence")
+    parser.add_argument(
+        "--seed", type=int, default=default_of(run_negatives, "seed"), help="sampling seed (default: %(default)s)"
+    )
+    parser.set_defaults(func=negatives_command)
+
+
+def negatives_command(args: argparse.Namespace):
+    """``compverify negatives`` from its parsed options."""
+    return run_negatives(
+        args.out,
+        sentences=args.sentences,
+        categories=args.categories.split(","),
+        limit=args.limit,
+        all_edits=args.all_edits,
+        seed=args.seed,
+    )

@@ -1,0 +1,132 @@
+"""The indices of a collection (PISA, FlexIndex, TokenStore) and the standard pipelines over them."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+
+from .chinese import chinese_terms
+from .encoder import TokenEncoder
+from .native_output import quiet_native_output
+from .rerank import MaxSim
+from .store import TokenStore
+
+DEFAULT_INDEX_DIR = Path(os.environ.get("COMPVERIFY_CACHE", Path.home() / ".cache" / "pyterrier_compverify"))
+
+
+def strip_punctuation(text: str) -> str:
+    """Punctuation to spaces, for PISA's query parser.
+
+    >>> strip_punctuation("what's (a) test?")
+    'what s a test'
+    """
+    return " ".join(re.sub(r"[^\w\s]", " ", text).split())
+
+
+@dataclass
+class Indices:
+    """The three indices of one collection: PISA (BM25), FlexIndex (pooled vectors), TokenStore."""
+
+    pisa: object
+    flex: object
+    store: TokenStore
+    language: str = "en"
+
+
+def bm25_index(collection, path: str | os.PathLike):
+    """A PISA index of ``collection``, built once at ``path``: porter2 stemming for English; for Chinese, jieba
+    words (jieba search mode, see :func:`chinese_terms`) without stemming, in a sibling ``*-jieba-search.pisa``.
+    A first query is run once, so that PISA builds its block-max data here rather than in the first experiment."""
+    from pyterrier_pisa import PisaIndex
+
+    docs = collection.corpus_iter()
+    language = getattr(collection, "language", "en")  # collections of our own: en unless they say otherwise
+    if language == "zh":
+        path = Path(path).with_name(Path(path).stem + "-jieba-search.pisa")
+        docs = ({"docno": d["docno"], "text": chinese_terms(d["text"])} for d in docs)
+    pisa = PisaIndex(str(path), text_field="text", stemmer="porter2" if language == "en" else "none")
+    with quiet_native_output():  # PISA's native code logs every step
+        if not pisa.built():
+            pisa.index(docs)
+        pisa.bm25()(pd.DataFrame({"qid": ["0"], "query": ["warm"]}))
+    return pisa
+
+
+def bm25_pipeline(pisa, num_results: int = 1000, *, language: str = "en") -> pt.Transformer:
+    """BM25 over a :func:`bm25_index`: the query is prepared as the documents were (punctuation stripped for
+    PISA's parser; jieba words for Chinese), and the original query is restored after."""
+    prepare = chinese_terms if language == "zh" else strip_punctuation
+    return pt.apply.query(lambda row: prepare(row["query"])) >> pisa.bm25(num_results=num_results) >> pt.rewrite.reset()
+
+
+def build_indices(collection, encoder: TokenEncoder, index_dir: str | os.PathLike, *, verbose: bool = True) -> Indices:
+    """Build (or reuse) the indices of ``collection`` under ``index_dir/<collection name>/``.
+
+    The FlexIndex and the TokenStore are filled by one encoder pass over the corpus.
+    """
+    from pyterrier_dr import FlexIndex
+
+    root = Path(index_dir) / collection.name
+    pisa = bm25_index(collection, root / "bm25.pisa")
+    tag = f"{encoder.fingerprint}-{encoder.max_length}"
+    flex = FlexIndex(str(root / f"{tag}.flex"), sim_fn=encoder.sim_fn, verbose=verbose)
+    store = TokenStore(root / f"{tag}.tokens")
+    if not (flex.built() and store.built()):
+        store.indexer(encoder, flex_index=flex, verbose=verbose, overwrite=True).index(collection.corpus_iter())
+    store.check_encoder(encoder)
+    return Indices(pisa, flex, store, getattr(collection, "language", "en"))
+
+
+def standard_pipelines(
+    indices: Indices, encoder: TokenEncoder, *, depth: int = 100, rerankers: dict[str, pt.Transformer] | None = None
+) -> dict[str, pt.Transformer]:
+    """BM25, dense, and dense's top ``depth`` reranked by each of ``rerankers`` (name -> reranker; default
+    MaxSim from the TokenStore). A reranker named ``MaxSim`` also reranks BM25's top ``depth`` (a control:
+    the same reranker over lexical recall)."""
+    bm25 = bm25_pipeline(indices.pisa, language=indices.language)
+    dense = encoder.query_encoder() >> indices.flex.retriever(num_results=1000, drop_query_vec=True)
+    if rerankers is None:
+        rerankers = {"MaxSim": MaxSim(encoder, store=indices.store)}
+    pipelines = {"BM25": bm25, "Dense": dense}
+    if "MaxSim" in rerankers:
+        pipelines[f"BM25 >> MaxSim@{depth}"] = (bm25 % depth) >> rerankers["MaxSim"]
+    for name, reranker in rerankers.items():
+        pipelines[f"Dense >> {name}@{depth}"] = (dense % depth) >> reranker
+    return pipelines
+
+
+def plain_dense_run(collection, encoder: TokenEncoder, topics: pd.DataFrame, k: int = 1000) -> pd.DataFrame:
+    """Reference run: ``SentenceTransformer.encode`` on queries and documents, exact cosine, top k.
+
+    Independent of TokenEncoder batching and pyterrier-dr, to check that the dense pipeline matches it.
+    """
+    docs = list(collection.corpus_iter())
+    kw = {"batch_size": 32, "convert_to_numpy": True, "normalize_embeddings": True}
+    doc_vecs = encoder.model.encode([d["text"] for d in docs], show_progress_bar=True, **kw)
+    query_vecs = encoder.model.encode(topics["query"].tolist(), **kw)
+    scores = query_vecs @ doc_vecs.T
+    k = min(k, len(docs))
+    top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+    rows = []
+    for qi, qid in enumerate(topics["qid"]):
+        for di in top[qi]:
+            rows.append((qid, docs[di]["docno"], float(scores[qi, di])))
+    return pt.model.add_ranks(pd.DataFrame(rows, columns=["qid", "docno", "score"]))
+
+
+__all__ = [
+    "DEFAULT_INDEX_DIR",
+    "Indices",
+    "bm25_index",
+    "bm25_pipeline",
+    "build_indices",
+    "plain_dense_run",
+    "standard_pipelines",
+    "strip_punctuation",
+]

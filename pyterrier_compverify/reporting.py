@@ -1,0 +1,109 @@
+"""Experiment tables: the measures reported, the summary and per-query-type tables, and writing them with their
+provenance (command, encoder, date, time, versions)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+from ir_measures import RR, R, Success, nDCG
+
+MEASURES = [nDCG @ 10, RR @ 10, Success @ 1, Success @ 10, R @ 100]
+
+
+def summary_table(results: pd.DataFrame, measures: list[str] | None = None) -> pd.DataFrame:
+    """Name and measures (default: every measure column, in the frame's order), a measure marked ``*`` where its
+    p-value against the baseline is below 0.05."""
+    if measures is None:
+        measures = [c for c in results.columns[1:] if not c.endswith((" +", " -", " p-value"))]
+    table = results[["name"]].copy()
+    for m in measures:
+        p = results.get(f"{m} p-value")
+        marks = ["*" if p is not None and pv < 0.05 else "" for pv in (p if p is not None else [None] * len(results))]
+        table[m] = [f"{v:.4f}{mark}" for v, mark in zip(results[m], marks)]
+    return table
+
+
+def by_query_type(runs: dict, topics, qrels, types: dict, measures=None) -> pd.DataFrame:
+    """Mean per-query nDCG@10 by query type (rows) and system (columns), with the number of queries.
+    (``measures`` is accepted for older callers; the table is nDCG@10.)"""
+    import pyterrier as pt
+
+    per_query = pt.Experiment(list(runs.values()), topics, qrels, [nDCG @ 10], names=list(runs), perquery=True)
+    per_query["type"] = per_query["qid"].map(types)
+    table = per_query.pivot_table(index="type", columns="name", values="value", aggfunc="mean")[list(runs)]
+    table.columns.name = None
+    table = table.round(4)
+    table.insert(0, "queries", pd.Series(types).value_counts())
+    return table
+
+
+def error_view(runs: dict, qrels: pd.DataFrame, types: dict, k: int = 10) -> pd.DataFrame:
+    """Per system and query type: queries with no relevant document in the system's top k although BM25 has
+    one there (literal miss), and queries that neither finds (other miss)."""
+    relevant = qrels[qrels["label"] > 0].groupby("qid")["docno"].apply(set)
+
+    def hits(run):
+        top = run[run["rank"] < k].groupby("qid")["docno"].apply(set)
+        return {qid: bool(top.get(qid, set()) & docs) for qid, docs in relevant.items()}
+
+    bm25 = hits(runs["BM25"])
+    rows = []
+    for name, run in runs.items():
+        if name == "BM25":
+            continue
+        found = hits(run)
+        for qid in relevant.index:
+            if not found[qid]:
+                kind = "literal miss" if bm25[qid] else "other miss"
+                rows.append({"system": name, "type": types.get(qid, "unknown"), "kind": kind})
+    if not rows:
+        return pd.DataFrame()
+    return pd.crosstab(
+        [pd.Series([r["system"] for r in rows], name="system"), pd.Series([r["kind"] for r in rows], name="miss")],
+        pd.Series([r["type"] for r in rows], name="type"),
+        margins=True,
+    )
+
+
+def _version(module: str) -> str:
+    try:
+        return __import__(module).__version__
+    except (ImportError, AttributeError):
+        return "?"
+
+
+def write_table(
+    table: pd.DataFrame, stem: Path, title: str, encoder, elapsed: float, markdown: str | None = None
+) -> None:
+    """``stem.md`` and ``stem.json``, each with the command that made them."""
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    command = " ".join(shlex.quote(a) for a in [Path(sys.argv[0]).name, *sys.argv[1:]])
+    info = {
+        "title": title,
+        "command": command,
+        "encoder": encoder.describe() if encoder is not None else None,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "seconds": round(elapsed, 1),
+        "cpu_cores": os.cpu_count(),
+        "versions": {m: _version(m) for m in ("pyterrier", "pyterrier_dr", "pyterrier_pisa", "torch", "transformers")},
+    }
+    records = json.loads(table.to_json(orient="records"))
+    stem.with_suffix(".json").write_text(json.dumps({**info, "results": records}, indent=2) + "\n")
+    lines = [
+        f"# {title}",
+        "",
+        f"Command: `{command}`  ",
+        f"Encoder: {info['encoder']}  ",
+        f"Date: {info['date']}, {info['seconds']} s on {info['cpu_cores']} CPU cores",
+        "",
+        markdown if markdown is not None else table.to_markdown(index=False),
+        "",
+    ]
+    stem.with_suffix(".md").write_text("\n".join(lines))

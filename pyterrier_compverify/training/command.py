@@ -1,0 +1,141 @@
+"""``compverify train-verifier`` and ``compverify train-encoder``: the training commands, their options read
+from the training configs (``VerifierTrainingConfig``, ``EncoderTrainingConfig``) and ``recipe_rows``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+from ..cli_options import add_common_options, default_of, given
+from .biencoder import EncoderTrainingConfig, train_encoder
+from .data import recipe_rows
+from .verifier import VerifierTrainingConfig, train_verifier
+
+MAX_LENGTH_HELP = "tokens per text (default: the encoder's DEFAULT_MAX_LENGTH, 128)"
+
+
+def register(subparsers) -> None:
+    """Add ``compverify train-verifier`` and ``compverify train-encoder`` to the command's sub-parsers."""
+    register_train_verifier(subparsers)
+    register_train_encoder(subparsers)
+
+
+def register_train_verifier(subparsers) -> None:
+    """``compverify train-verifier``, run by :func:`train_verifier_command`."""
+    from ..scoring import HEADS
+
+    def default(name):
+        return default_of(VerifierTrainingConfig, name)
+
+    parser = subparsers.add_parser(
+        "train-verifier", help="train a verifier head (frozen or end-to-end) on triplet rows"
+    )
+    add_common_options(parser)
+    parser.add_argument("rows", help=".jsonl/.csv/.tsv with anchor, positive, negative columns")
+    parser.add_argument("out", help="artifact folder (checkpoints inside; a killed run resumes)")
+    weight_free = ", ".join(name for name, spec in HEADS.items() if not spec.learned)
+    parser.add_argument(
+        "--head",
+        default=default("head"),
+        choices=list(HEADS),
+        help=f"{weight_free}: end-to-end only (default: %(default)s)",
+    )
+    parser.add_argument("--mode", default=default("mode"), choices=["frozen", "end-to-end"])
+    parser.add_argument("--steps", type=int, default=default("steps"), help="training steps (default: %(default)s)")
+    parser.add_argument("--batch-size", type=int, default=default("batch_size"), help="(default: %(default)s)")
+    parser.add_argument(
+        "--head-lr", type=float, default=default("head_lr"), help="head learning rate (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--encoder-lr",
+        type=float,
+        default=default("encoder_lr"),
+        help="encoder learning rate, end-to-end (default: %(default)s)",
+    )
+    parser.add_argument("--seed", type=int, default=default("seed"), help="(default: %(default)s)")
+    parser.add_argument("--max-length", type=int, default=None, help=MAX_LENGTH_HELP)
+    parser.set_defaults(func=train_verifier_command)
+
+
+def train_verifier_command(args: argparse.Namespace):
+    """Train and save a verifier; print where, and the last loss."""
+    from ..encoder import DEFAULT_MODEL, TokenEncoder
+
+    config = VerifierTrainingConfig(
+        head=args.head,
+        mode=args.mode,
+        steps=args.steps,
+        batch_size=args.batch_size,
+        head_lr=args.head_lr,
+        encoder_lr=args.encoder_lr,
+        seed=args.seed,
+    )
+    encoder = TokenEncoder(args.model or DEFAULT_MODEL, max_length=args.max_length, device=args.device)
+    verifier, log = train_verifier(args.rows, args.out, encoder=encoder, config=config)
+    print(f"saved {verifier}; last loss {log[-1]['loss']:.4f}" if log else f"saved {verifier}")
+    return verifier
+
+
+def register_train_encoder(subparsers) -> None:
+    """``compverify train-encoder``, run by :func:`train_encoder_command`."""
+
+    def default(name):
+        return default_of(EncoderTrainingConfig, name)
+
+    def rows_default(name):
+        return default_of(recipe_rows, name)
+
+    parser = subparsers.add_parser("train-encoder", help="fine-tune a bi-encoder on Model A's or Model B's rows")
+    add_common_options(parser)
+    parser.add_argument("out", help="output folder (checkpoints inside; the model in OUT/final)")
+    parser.add_argument("--recipe", default="A", choices=["A", "B"], help="A: retrieval rows; B: plus structural")
+    parser.add_argument("--edits", default=None, help="structural edits from `compverify negatives` (recipe B)")
+    parser.add_argument(
+        "--share", type=float, default=rows_default("share"), help="structural share of B's rows (default: %(default)s)"
+    )
+    parser.add_argument("--positives", default=rows_default("positives"), choices=["identity", "paraphrase"])
+    parser.add_argument(
+        "--self-supervised",
+        type=int,
+        default=rows_default("self_supervised"),
+        help="title -> abstract pairs added to the rows (default: %(default)s)",
+    )
+    parser.add_argument("--balanced", action="store_true", help="as many structural rows of each category")
+    parser.add_argument("--steps", type=int, default=default("steps"), help="training steps (default: %(default)s)")
+    parser.add_argument("--batch-size", type=int, default=default("batch_size"), help="(default: %(default)s)")
+    parser.add_argument("--lr", type=float, default=default("lr"), help="learning rate (default: %(default)s)")
+    parser.add_argument(
+        "--max-length", type=int, default=default("max_length"), help="tokens per text (default: %(default)s)"
+    )
+    parser.add_argument("--seed", type=int, default=default("seed"), help="(default: %(default)s)")
+    parser.set_defaults(func=train_encoder_command)
+
+
+def read_edits(path: str) -> pd.DataFrame:
+    """The edits table `compverify negatives` wrote (.jsonl or .csv)."""
+    if Path(path).suffix == ".csv":
+        return pd.read_csv(path, dtype=str, keep_default_na=False)
+    return pd.read_json(path, lines=True)
+
+
+def train_encoder_command(args: argparse.Namespace):
+    """Build the recipe's rows, fine-tune, print the row counts and where the model was saved."""
+    if args.recipe == "B" and not args.edits:
+        raise ValueError("recipe B needs --edits (a table written by `compverify negatives`)")
+    rows = recipe_rows(
+        args.recipe,
+        edits=read_edits(args.edits) if args.edits else None,
+        share=args.share,
+        self_supervised=args.self_supervised,
+        positives=args.positives,
+        balanced=args.balanced,
+        seed=args.seed,
+    )
+    config = EncoderTrainingConfig(
+        steps=args.steps, batch_size=args.batch_size, lr=args.lr, max_length=args.max_length, seed=args.seed
+    )
+    model = train_encoder(rows, args.out, config=config, **given(args, "model", "device"))
+    print(f"trained on {len(rows)} rows {rows['kind'].value_counts().to_dict()}; saved {model.model_name}")
+    return model

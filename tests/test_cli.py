@@ -1,0 +1,106 @@
+"""The compverify command: listing, error format, options reaching the functions, evaluate's output folder."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+
+import pandas as pd
+import pytest
+
+from pyterrier_compverify import cli
+from pyterrier_compverify.cli import COMMANDS, build_parser, main
+
+
+def test_help_lists_every_command_without_importing_them(monkeypatch, capsys):
+    imported = []
+    monkeypatch.setattr(cli.importlib, "import_module", lambda name: imported.append(name))
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"])
+    assert exit_.value.code == 0 and imported == []
+    listing = capsys.readouterr().out
+    assert all(name in listing for name in COMMANDS) and "--debug" in listing
+
+
+def test_listing_matches_the_commands_own_help_lines():
+    assert build_parser(COMMANDS).format_help() == build_parser().format_help()
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_command_help(command, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main([command, "--help"])
+    assert exit_.value.code == 0 and f"compverify {command}" in capsys.readouterr().out
+
+
+def _one_line_error(argv, capsys) -> str:
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    return err.strip()
+
+
+def test_unknown_dataset_is_a_one_line_error_with_a_hint(capsys):
+    err = _one_line_error(["evaluate", "cranfield"], capsys)
+    assert err == "compverify evaluate: error: unknown dataset 'cranfield'; did you mean irds:cranfield?"
+
+
+def test_unknown_reranker_fails_before_any_model_is_loaded(capsys):
+    err = _one_line_error(["evaluate", "irds:cranfield", "--rerankers", "maxsim,nope"], capsys)
+    assert err.startswith("compverify evaluate: error: reranker 'nope' is neither")
+
+
+def test_debug_shows_the_exception(capsys):
+    for argv in (["--debug", "evaluate", "cranfield"], ["evaluate", "cranfield", "--debug"]):
+        with pytest.raises(KeyError):
+            main(argv)
+
+
+def test_train_encoder_recipe_b_needs_edits(tmp_path, capsys):
+    err = _one_line_error(["train-encoder", str(tmp_path / "out"), "--recipe", "B"], capsys)
+    assert err == "compverify train-encoder: error: recipe B needs --edits (a table written by `compverify negatives`)"
+
+
+def test_train_encoder_options_reach_the_config_and_the_rows(tmp_path, monkeypatch, capsys):
+    command = importlib.import_module("pyterrier_compverify.training.command")
+    seen = {}
+
+    @functools.wraps(command.recipe_rows)  # the option defaults are read from its signature
+    def fake_rows(recipe, **kwargs):
+        seen["rows"] = {"recipe": recipe, **kwargs}
+        return pd.DataFrame({"kind": ["retrieval"]})
+
+    def fake_train(rows, out, *, config, **kwargs):
+        seen["config"], seen["train"] = config, kwargs
+        return type("Model", (), {"model_name": str(out)})()
+
+    monkeypatch.setattr(command, "recipe_rows", fake_rows)
+    monkeypatch.setattr(command, "train_encoder", fake_train)
+    main(["train-encoder", str(tmp_path / "out"), "--max-length", "48", "--balanced", "--steps", "7"])
+    assert seen["config"].max_length == 48 and seen["config"].steps == 7
+    assert seen["rows"]["balanced"] is True and seen["train"] == {}  # --model not given: train_encoder's default
+    main(["train-encoder", str(tmp_path / "out")])
+    assert seen["config"] == command.EncoderTrainingConfig() and seen["rows"]["balanced"] is False
+
+
+def test_evaluate_writes_under_compverify_results_by_default(tiny_model_dir, tmp_path, monkeypatch, capsys):
+    from pyterrier_compverify import evaluate
+    from pyterrier_compverify.demo import DemoCollection
+
+    class TinyCollection(DemoCollection):
+        extra_measures = []
+
+        def query_types(self):
+            return None
+
+    monkeypatch.setattr(evaluate, "open_collection", lambda dataset_id: TinyCollection(tmp_path / "docs"))
+    monkeypatch.chdir(tmp_path)
+    argv = ["evaluate", "tiny", "--model", tiny_model_dir, "--max-length", "16", "--device", "cpu"]
+    main([*argv, "--index-dir", str(tmp_path / "indices")])
+    written = tmp_path / "compverify-results" / "evaluate-compverify-demo"
+    assert written.with_suffix(".md").is_file() and written.with_suffix(".json").is_file()
+    printed = capsys.readouterr().out
+    assert "Dense >> MaxSim@100" in printed and "BM25 >> MaxSim@100" in printed
+    assert "nDCG@10" in printed and "p-value" not in printed  # the summary table, not all columns
