@@ -11,7 +11,7 @@ from torch import nn
 import pyterrier_compverify as cv
 from pyterrier_compverify.scoring import HeadSpec, build_head, register_head
 from pyterrier_compverify.scoring.heads.fixed import maxsim
-from pyterrier_compverify.training import VerifierModel
+from pyterrier_compverify.training.verifier import EncoderStates, VerifierModel
 
 DOCS = [
     {"docno": "d1", "text": "a dog chases a cat on the mat"},
@@ -79,7 +79,7 @@ def test_training_and_serving_give_the_same_score(tiny_encoder, head):
     module = build_head(head, dim=tiny_encoder.dim)
     for p in module.parameters():  # move off any symmetric initialisation
         p.data.add_(torch.randn_like(p) * 0.05)
-    model = VerifierModel(tiny_encoder, module, train_encoder=False).eval()
+    model = VerifierModel(EncoderStates(tiny_encoder, train=False), module).eval()
     anchors = ["the dog chases a red cat", "a tall man"]
     positives = ["a dog chases a cat on the mat", "the short woman greeted a tall man today"]
     negatives = ["the cat chases a red dog", "a short man"]

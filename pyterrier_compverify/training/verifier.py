@@ -1,8 +1,13 @@
 """Verifier training: InfoNCE over a batch of (anchor, positive, hard negative) on the Hugging Face Trainer.
 
 For anchor i the logits are V(a_i, p_j) for every positive j of the batch plus V(a_i, n_i), divided by a
-temperature (0.1); cross-entropy to p_i. All B x (B + 1) maps of a batch go through the head in one call.
-*frozen*: only the head learns; *end-to-end*: the encoder too, at its own learning rate.
+temperature (0.1); cross-entropy to p_i. All B x (B + 1) maps of a batch go through the head in one call
+(``scoring.pairs``, the path serving uses too).
+
+Modes: *frozen*: only the head learns, over token states computed once for every training text (a
+``StateCache``; ``cache_states=False`` re-encodes each batch instead, the slow original path); *last-layer*: the
+encoder's top ``top_layers`` layers learn too, over cached hidden states of the layer below; *end-to-end*: the
+whole encoder learns, at its own learning rate.
 """
 
 from __future__ import annotations
@@ -18,14 +23,21 @@ from torch import nn
 from ..encoder import TokenEncoder
 from ..scoring import build_head, head_spec, normalise_states, score_aligned, score_all_pairs
 from .hf import run_training, training_arguments
+from .state_cache import StateCache, TopLayers
 from .triplets import load_triplets
+
+MODES = ("frozen", "last-layer", "end-to-end")
 
 
 @dataclass
 class VerifierTrainingConfig:
     head: str = "F4"
     head_config: dict = field(default_factory=dict)  # extra head arguments, e.g. {"channels": [32, 64]} for F3
-    mode: str = "frozen"  # or "end-to-end"
+    mode: str = "frozen"  # or "last-layer", "end-to-end"
+    top_layers: int = 1  # last-layer mode: how many of the encoder's top layers learn
+    cache_states: bool = True  # frozen / last-layer: encode every training text once (False: every batch)
+    cache_dir: str | None = None  # where state caches are kept (default: OUTPUT/state-cache)
+    bf16: bool = False  # bf16 autocast for the encoder part and the head (fast on CPUs with AVX-512 bf16)
     steps: int = 300
     batch_size: int = 32
     head_lr: float = 1e-4
@@ -39,45 +51,62 @@ class VerifierTrainingConfig:
     logging_steps: int = 10
 
     def __post_init__(self):
-        if self.mode not in ("frozen", "end-to-end"):
-            raise ValueError(f"mode must be 'frozen' or 'end-to-end', got {self.mode!r}")
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        if self.steps <= 0 or self.batch_size <= 0:
+            raise ValueError(f"steps and batch_size must be positive, got {self.steps} and {self.batch_size}")
         if not head_spec(self.head).learned and self.mode == "frozen":
             raise ValueError(f"{self.head} has no weights: train it end-to-end (the encoder learns through it)")
 
 
-class VerifierModel(nn.Module):
-    """Encoder + head; ``forward(anchor, candidates)`` returns the in-batch InfoNCE loss and logits.
+class EncoderStates(nn.Module):
+    """Token states from the full encoder: tokenised ``features`` -> (B, L, d) normalised states, (B, L) mask."""
 
-    ``candidates`` holds the B positives followed by the B negatives, tokenised together (one padded length).
-    """
-
-    def __init__(self, encoder: TokenEncoder, head: nn.Module, *, train_encoder: bool, temperature: float = 0.1):
+    def __init__(self, encoder: TokenEncoder, *, train: bool):
         super().__init__()
-        self.st = encoder.model
-        self.head = head
-        self.train_encoder = train_encoder
-        self.temperature = temperature
+        self.st, self.train_encoder = encoder.model, train
         for p in self.st.parameters():
-            p.requires_grad_(train_encoder)
+            p.requires_grad_(train)
 
-    def token_states(self, features: dict) -> tuple[torch.Tensor, torch.Tensor]:
-        """(B, L, d) L2-normalised token states (zero at padding) and (B, L) mask."""
+    def forward(self, features: dict) -> tuple[torch.Tensor, torch.Tensor]:
         with torch.set_grad_enabled(self.train_encoder and torch.is_grad_enabled()):
             out = self.st(dict(features))
         mask = out["attention_mask"].bool()
         return normalise_states(out["token_embeddings"], mask), mask
 
-    def pair_logits(self, anchor: dict, candidates: dict) -> torch.Tensor:
+
+class CachedStates(nn.Module):
+    """Token states from a :class:`StateCache`: text ids (B,) -> (B, L, d) normalised states, (B, L) mask; with
+    ``top`` (the encoder's top layers, trained) applied to the cached hidden states below them."""
+
+    def __init__(self, cache: StateCache, top: TopLayers | None = None):
+        super().__init__()
+        self.cache, self.top = cache, top
+
+    def forward(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        states, mask = self.cache.padded(ids)
+        return (states, mask) if self.top is None else (self.top(states, mask), mask)
+
+
+class VerifierModel(nn.Module):
+    """A state source (:class:`EncoderStates` or :class:`CachedStates`) + head; ``forward(anchor, candidates)``
+    returns the in-batch InfoNCE loss and logits. ``candidates`` holds the B positives, then the B negatives."""
+
+    def __init__(self, source: nn.Module, head: nn.Module, *, temperature: float = 0.1):
+        super().__init__()
+        self.source, self.head, self.temperature = source, head, temperature
+
+    def pair_logits(self, anchor, candidates) -> torch.Tensor:
         """(B, B + 1) scores: column j < B is V(a_i, p_j), column B is V(a_i, n_i)."""
-        a, a_mask = self.token_states(anchor)
-        c, c_mask = self.token_states(candidates)
+        a, a_mask = self.source(anchor)
+        c, c_mask = self.source(candidates)
         b = a.shape[0]
         in_batch = score_all_pairs(self.head, a, a_mask, c[:b], c_mask[:b])
         hard = score_aligned(self.head, a, a_mask, c[b:], c_mask[b:])
         return torch.cat([in_batch, hard[:, None]], dim=1)
 
-    def forward(self, anchor: dict, candidates: dict) -> dict:
-        logits = self.pair_logits(anchor, candidates) / self.temperature
+    def forward(self, anchor, candidates) -> dict:
+        logits = self.pair_logits(anchor, candidates).float() / self.temperature
         labels = torch.arange(logits.shape[0], device=logits.device)
         return {"loss": nn.functional.cross_entropy(logits, labels), "logits": logits}
 
@@ -94,15 +123,20 @@ class _Rows(torch.utils.data.Dataset):
 
 
 class _Collate:
-    def __init__(self, encoder: TokenEncoder):
-        self.encoder = encoder
+    """Rows -> the model's inputs: tokenised texts (encoder source) or text ids (cache source)."""
+
+    def __init__(self, encoder: TokenEncoder, text_ids: dict[str, int] | None = None):
+        self.encoder, self.text_ids = encoder, text_ids
 
     def __call__(self, rows: list[dict]) -> dict:
+        anchors = [r["anchor"] for r in rows]
+        candidates = [r["positive"] for r in rows] + [r["negative"] for r in rows]
+        if self.text_ids is not None:
+            ids = lambda texts: torch.tensor([self.text_ids[t] for t in texts])  # noqa: E731
+            return {"anchor": ids(anchors), "candidates": ids(candidates)}
         prep = self.encoder.model.preprocess
-        anchor = prep([r["anchor"] for r in rows])
-        candidates = prep([r["positive"] for r in rows] + [r["negative"] for r in rows])
         strip = lambda f: {k: v for k, v in f.items() if isinstance(v, torch.Tensor)}  # noqa: E731
-        return {"anchor": strip(anchor), "candidates": strip(candidates)}
+        return {"anchor": strip(prep(anchors)), "candidates": strip(prep(candidates))}
 
 
 def _trainer_class():
@@ -124,7 +158,7 @@ def _trainer_class():
                 model = self.model if model is None else model
                 groups = [
                     {"params": [p for p in model.head.parameters() if p.requires_grad], "lr": self.args.learning_rate},
-                    {"params": [p for p in model.st.parameters() if p.requires_grad], "lr": self.encoder_lr},
+                    {"params": [p for p in model.source.parameters() if p.requires_grad], "lr": self.encoder_lr},
                 ]
                 groups = [g for g in groups if g["params"]]
                 self.optimizer = torch.optim.AdamW(groups, weight_decay=self.args.weight_decay)
@@ -154,13 +188,16 @@ def train_verifier(
 
     config = config or VerifierTrainingConfig()
     frame = load_triplets(rows)
+    if len(frame) < config.batch_size:
+        raise ValueError(f"{len(frame)} training rows cannot fill one batch of {config.batch_size}: add rows")
     encoder = encoder or TokenEncoder()
+    output_dir = Path(output_dir)
+    checkpoints = output_dir / "checkpoints"
     torch.manual_seed(config.seed)
     head_config = {"dim": encoder.dim, **config.head_config}
     head = build_head(config.head, **head_config)
-    model = VerifierModel(encoder, head, train_encoder=config.mode == "end-to-end", temperature=config.temperature)
-    output_dir = Path(output_dir)
-    checkpoints = output_dir / "checkpoints"
+    source, text_ids = _state_source(encoder, frame, config, output_dir, verbose)
+    model = VerifierModel(source, head, temperature=config.temperature)
     args = training_arguments(
         TrainingArguments,
         checkpoints,
@@ -170,18 +207,22 @@ def train_verifier(
         verbose=verbose,
         max_grad_norm=config.max_grad_norm,
         remove_unused_columns=False,
+        bf16=config.bf16,
     )
     trainer = _trainer_class()(
         model=model,
         args=args,
         train_dataset=_Rows(frame),
-        data_collator=_Collate(encoder),
+        data_collator=_Collate(encoder, text_ids),
         encoder_lr=config.encoder_lr,
         callbacks=callbacks,
     )
     run_training(trainer, checkpoints, resume=resume, verbose=verbose)
     model.eval()
-    if model.train_encoder:
+    fine_tuned = config.mode != "frozen"
+    for p in encoder.model.parameters():
+        p.requires_grad_(False)
+    if fine_tuned:
         encoder.weights_changed()
     log = [entry for entry in trainer.state.log_history if "loss" in entry]
     verifier = Verifier.save(
@@ -191,6 +232,23 @@ def train_verifier(
         config.head,
         head_config=head_config,
         training=asdict(config),
-        fine_tuned=model.train_encoder,
+        fine_tuned=fine_tuned,
     )
     return verifier, log
+
+
+def _state_source(encoder, frame, config, output_dir: Path, verbose: bool):
+    """The model's state source and, for a cache, the text -> id map its collator needs."""
+    if config.mode == "end-to-end" or not config.cache_states:
+        return EncoderStates(encoder, train=config.mode != "frozen"), None
+    texts = list(dict.fromkeys(frame[["anchor", "positive", "negative"]].to_numpy().ravel().tolist()))
+    top_layers = config.top_layers if config.mode == "last-layer" else 0
+    folder = config.cache_dir or output_dir / "state-cache"
+    cache = StateCache.build(encoder, texts, folder, top_layers=top_layers, bf16=config.bf16, verbose=verbose)
+    for p in encoder.model.parameters():
+        p.requires_grad_(False)
+    top = TopLayers(encoder, top_layers) if top_layers else None
+    if top is not None:
+        for p in top.parameters():
+            p.requires_grad_(True)
+    return CachedStates(cache, top), {t: i for i, t in enumerate(texts)}

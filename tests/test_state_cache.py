@@ -1,0 +1,78 @@
+"""Training over cached states: the cache holds what the encoder computes, and training on it matches."""
+
+import pandas as pd
+import pytest
+import torch
+
+from pyterrier_compverify.training import VerifierTrainingConfig, train_verifier
+from pyterrier_compverify.training.state_cache import StateCache, TopLayers
+
+TEXTS = ["a tall man greeted a short woman", "a red cat", "", "the dog is not on the mat today at all"]
+ROWS = pd.DataFrame(
+    [
+        {
+            "anchor": "the tall man greeted the short woman",
+            "positive": "a tall man greets a short woman",
+            "negative": "the short man greeted the tall woman",
+        },
+        {"anchor": "a red cat", "positive": "a cat that is red", "negative": "a blue cat"},
+        {
+            "anchor": "the dog is on the mat",
+            "positive": "on the mat is the dog",
+            "negative": "the dog is not on the mat",
+        },
+        {"anchor": "a cell protein", "positive": "a protein of the cell", "negative": "a protein cell"},
+    ]
+    * 3
+)
+
+
+def test_cached_final_states_are_the_served_states(tmp_path, tiny_encoder):
+    cache = StateCache.build(tiny_encoder, TEXTS, tmp_path, verbose=False)
+    states, mask = cache.padded(torch.tensor([3, 0, 2]))
+    expected = tiny_encoder.encode(TEXTS).token_states
+    for row, i in enumerate([3, 0, 2]):
+        n = expected[i].shape[0]
+        assert int(mask[row].sum()) == n
+        torch.testing.assert_close(states[row, :n], expected[i], atol=2e-3, rtol=0)  # fp16 cache
+    again = StateCache.build(tiny_encoder, TEXTS, tmp_path, verbose=False)  # reopened, not recomputed
+    assert isinstance(again.packed, type(cache.packed)) or again.packed.shape == cache.packed.shape
+    assert len(list(tmp_path.iterdir())) == 1
+
+
+def test_top_layer_over_cached_hidden_states_equals_the_encoder(tmp_path, tiny_encoder):
+    cache = StateCache.build(tiny_encoder, TEXTS, tmp_path, top_layers=1, verbose=False)
+    hidden, mask = cache.padded(torch.arange(len(TEXTS)))
+    with torch.no_grad():
+        states = TopLayers(tiny_encoder, 1).eval()(hidden, mask)
+    expected = tiny_encoder.encode(TEXTS).token_states
+    for i, e in enumerate(expected):
+        torch.testing.assert_close(states[i, : e.shape[0]], e, atol=5e-3, rtol=0)  # fp16 hidden states
+        assert (states[i, e.shape[0] :] == 0).all()
+
+
+@pytest.mark.parametrize("mode", ["frozen", "last-layer"])
+def test_cached_training_learns_and_resumes(tmp_path, tiny_model_dir, mode):
+    from pyterrier_compverify import TokenEncoder
+
+    config = VerifierTrainingConfig(head="F4", mode=mode, steps=4, batch_size=4, save_steps=2, logging_steps=1)
+    encoder = TokenEncoder(tiny_model_dir, max_length=16, device="cpu")
+    before = encoder.fingerprint
+    verifier, log = train_verifier(ROWS, tmp_path / "v", encoder=encoder, config=config, verbose=False)
+    assert len(log) == 4 and all(torch.isfinite(torch.tensor(e["loss"])) for e in log)
+    assert verifier.meta["fine_tuned_encoder"] == (mode == "last-layer")
+    assert (verifier.meta["encoder"]["fingerprint"] != before) == (mode == "last-layer")
+    assert not any(p.requires_grad for p in encoder.model.parameters())
+    # the frozen cached path gives the loss of the re-encoding path at step 1 (same head init, same batch)
+    if mode == "frozen":
+        slow = VerifierTrainingConfig(**{**config.__dict__, "cache_states": False, "steps": 1})
+        _, slow_log = train_verifier(ROWS, tmp_path / "slow", encoder=encoder, config=slow, verbose=False)
+        assert slow_log[0]["loss"] == pytest.approx(log[0]["loss"], abs=2e-3)
+
+
+def test_training_that_cannot_train_is_refused(tmp_path, tiny_encoder):
+    with pytest.raises(ValueError, match="cannot fill one batch"):
+        train_verifier(ROWS.iloc[:2], tmp_path / "x", encoder=tiny_encoder, config=VerifierTrainingConfig(batch_size=4))
+    with pytest.raises(ValueError, match="positive"):
+        VerifierTrainingConfig(steps=0)
+    assert not (tmp_path / "x").exists()
