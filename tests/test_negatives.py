@@ -296,6 +296,48 @@ def test_paraphrase(gen):
     )
 
 
+def test_registry_holds_the_four_categories():
+    from pyterrier_compverify.negatives import MEANING_KEEPING, REGISTRY, RULES, binding, negation, paraphrase, spatial
+
+    modules = {"negation": negation, "binding": binding, "spatial": spatial, "paraphrase": paraphrase}
+    assert CATEGORIES == tuple(REGISTRY) == tuple(modules)
+    assert {name: c.keeps_meaning for name, c in REGISTRY.items()} == {
+        "negation": False,
+        "binding": False,
+        "spatial": False,
+        "paraphrase": True,
+    }
+    assert MEANING_KEEPING == ("paraphrase",)
+    for name, module in modules.items():
+        category = module.CATEGORY  # defined in the category's own module
+        assert REGISTRY[name] is category and category.name == name and category.llm_instruction
+        assert category.rule is getattr(module, name) is RULES[name]
+    assert [name for name, c in REGISTRY.items() if c.uses_collocations] == ["binding"]
+
+
+def test_generator_uses_the_registered_rules(nlp, monkeypatch):
+    from dataclasses import replace
+
+    from pyterrier_compverify.negatives import REGISTRY
+
+    seen = {}
+
+    def spatial_rule(doc):
+        seen["spatial"] = doc.text
+        return [("The cat is under the mat.", "spatial", "spatial/stub")]
+
+    def binding_rule(doc, collocations=None):
+        seen["binding"] = collocations
+        return []
+
+    monkeypatch.setitem(REGISTRY, "spatial", replace(REGISTRY["spatial"], rule=spatial_rule))
+    monkeypatch.setitem(REGISTRY, "binding", replace(REGISTRY["binding"], rule=binding_rule))
+    corpus = Collocations(["The cat is on the mat."])
+    gen = RuleBasedGenerator(("binding", "spatial"), nlp=nlp, collocations=corpus)
+    assert outputs(gen, "The cat is on the mat.", "spatial") == {"The cat is under the mat.": "spatial/stub"}
+    assert seen == {"spatial": "The cat is on the mat.", "binding": corpus}
+
+
 def test_filters():
     s1 = "The cat is on the mat."
     assert filter_edit(Edit(s1, "The cat is not on the mat.", "negation", "r")) is None

@@ -5,12 +5,9 @@ from __future__ import annotations
 import difflib
 import re
 import string
-from typing import TYPE_CHECKING
 
 from ..lcs import lcs_length
-
-if TYPE_CHECKING:
-    from .generator import Edit
+from .edit import Edit
 
 _WORD = re.compile(r"[\w']+")
 _TOKEN = re.compile(r"\w+|[^\w\s]")

@@ -13,22 +13,11 @@ import pandas as pd
 
 from ..parser import english_parser
 from .collocations import Collocations
+from .edit import Candidate, Edit
 from .filters import check_input, filter_edit
+from .registry import CATEGORIES, REGISTRY
 
-CATEGORIES = ("negation", "binding", "spatial", "paraphrase")
 COLUMNS = ["sentence1", "sentence2", "category", "rule"]
-
-Candidate = tuple[str, str, str]  # (sentence2, category, rule)
-
-
-@dataclass
-class Edit:
-    """One minimal edit of ``sentence1``; ``category`` is one of CATEGORIES, ``rule`` the rule that made it."""
-
-    sentence1: str
-    sentence2: str
-    category: str
-    rule: str
 
 
 @dataclass
@@ -166,12 +155,14 @@ class RuleBasedGenerator(_Generator):
         return f"RuleBasedGenerator({self.categories!r})"
 
     def _candidates(self, sentences, verbose, batch_size, seed):
-        from .rules import RULES
-
-        rules = [RULES[category] for category in self.categories]
-        if "binding" in self.categories:
+        categories = [REGISTRY[name] for name in self.categories]
+        rules = [category.rule for category in categories]
+        if any(category.uses_collocations for category in categories):
             collocations = self.collocations if self.collocations is not None else Collocations(sentences)
-            rules[self.categories.index("binding")] = functools.partial(RULES["binding"], collocations=collocations)
+            rules = [
+                functools.partial(category.rule, collocations=collocations) if category.uses_collocations else rule
+                for category, rule in zip(categories, rules)
+            ]
         docs = self.nlp.pipe(sentences, batch_size=batch_size)
         bar = _tqdm()(docs, total=len(sentences), desc="near-miss edits", unit="sentence", disable=not verbose)
         for doc in bar:

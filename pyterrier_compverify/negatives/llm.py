@@ -7,16 +7,8 @@ import re
 
 from ..chat import ChatClient, Transport
 from .generator import CATEGORIES, _Generator, _tqdm
+from .registry import REGISTRY
 
-_INSTRUCTIONS = {
-    "negation": "Insert or remove a negation on the main verb (e.g. 'is' -> 'is not', 'shows' -> 'does not show', "
-    "'cannot' -> 'can'), so that the meaning is reversed.",
-    "binding": "Move a modifier or a role to another entity of the sentence, e.g. swap the adjectives of two nouns "
-    "('the tall man greeted the short woman' -> 'the short man greeted the tall woman') or swap subject and object.",
-    "spatial": "Flip one spatial or temporal relation word: left/right, above/below, over/under, in front of/behind, "
-    "inside/outside, before/after, to/from, upstream/downstream.",
-    "paraphrase": "Keep the meaning exactly: replace one word with a synonym, or reorder 'A and B' to 'B and A'.",
-}
 _SYSTEM = (
     "You write minimal edits of English sentences for a test set. Change at most {n} words and copy every other "
     'word exactly. Answer with JSON only: {{"sentence2": "<the edited sentence>"}}, or {{"sentence2": null}} '
@@ -65,7 +57,7 @@ class LLMGenerator(_Generator):
     def _ask(self, sentence: str, category: str, seed: int) -> str | None:
         messages = [
             {"role": "system", "content": _SYSTEM.format(n=self.max_changed_tokens)},
-            {"role": "user", "content": f"Edit: {_INSTRUCTIONS[category]}\nSentence: {sentence}"},
+            {"role": "user", "content": f"Edit: {REGISTRY[category].llm_instruction}\nSentence: {sentence}"},
         ]
         content = self.client.complete(messages, temperature=0, seed=seed)
         return _parse_reply(content or "")

@@ -1,0 +1,148 @@
+"""The word lists, tag sets and word-ending patterns the near-miss rules read, grouped by the category that uses them.
+
+Changing a list changes which edits the rules make; each list's comment says what it is for."""
+
+from __future__ import annotations
+
+import re
+
+# --- shared ------------------------------------------------------------------------------------------------------
+
+# dependency labels of the words that may stand before a noun inside its phrase
+PRE_MODIFIERS = {"det", "amod", "compound", "nummod", "poss", "advmod", "npadvmod", "quantmod", "punct"}
+# the determiners a movable noun phrase may have (not "no", "each", "any", ...)
+PLAIN_DETERMINERS = {"the", "a", "an", "this", "that", "these", "those"}
+# nouns of time: not a place for over/under, not a compared group ("during the period")
+TIME_WORDS = set(
+    "time period year years decade century month week day hour minute second course duration lifetime era age "
+    "follow-up night morning evening season".split()
+)
+
+# --- negation ----------------------------------------------------------------------------------------------------
+
+NEGATORS = {"no", "not", "n't", "never", "none", "nothing", "nobody", "neither", "nor", "without", "cannot"}
+CONTRACTED = {"ca": "can", "wo": "will", "sha": "shall"}  # "can't" is tokenised "ca" + "n't"
+DO_FORMS = {"VBZ": "does", "VBD": "did", "VBP": "do"}
+# adverbs that stay before an inserted "does not" ("also did not reduce"); others follow it ("did not markedly reduce")
+SENTENCE_ADVERBS = set(
+    "also thus therefore then further furthermore however still hence consequently additionally moreover now often "
+    "usually generally typically frequently always sometimes indeed finally subsequently previously recently first "
+    "later so yet nonetheless nevertheless".split()
+)
+
+# --- binding: adjective swaps ------------------------------------------------------------------------------------
+
+SWAP_STOP_ADJECTIVES = set(
+    "other such same different many several various own certain further additional more most few main first last "
+    "next previous total whole overall only possible respective inside outside much little non vivo vitro situ "
+    "silico second third fourth fifth sixth seventh eighth ninth tenth present fat latter former free".split()
+)
+# noun modifiers that work like adjectives ("a brick building", "a wood fence")
+MATERIALS = set(
+    "wood metal glass stone brick plastic leather steel paper concrete marble wicker silver gold ceramic cotton wool "
+    "denim rubber iron tile straw bamboo cardboard porcelain granite aluminum copper brass clay fabric cloth lace "
+    "velvet silk canvas tin cement".split()
+)
+# nouns whose adjective is part of a quantity or time idiom: "the vast majority", "in large part", "near future"
+QUANTITIES = set(
+    "majority minority number amount range variety proportion fraction percentage deal lot part extent degree "
+    "future past term run measure year years decade decades scale".split()
+)
+FINITE_TAGS = {"VBZ", "VBD", "VBP", "MD"}
+COLOURS = set("red orange yellow green blue purple pink brown black white grey gray silver golden".split())
+RELATIONAL_WITH_ANTONYMS = set(  # WordNet gives these antonyms, but in abstracts they mostly name kinds, not traits
+    "specific multiple significant prospective retrospective soluble insoluble western eastern controversial "
+    "mechanical clinical physical chemical biological natural artificial public private internal external "
+    "primary secondary direct indirect active inactive positive negative".split()
+)
+ADJECTIVE_ENDING = re.compile(r"(al|ic|ous|ive|ary|ory|able|ible|ant|ent|ful|less|ar|ile|oid|ed|ish|like)$")
+# adjectives of amount or degree, by the end of their scale they name: two from the same end say nearly the same
+# of any noun ("high burden" / "severe burden", "slow growth" / "low growth"), so swapping them moves nothing
+SCALE_HIGH = set(
+    "high large great big substantial considerable significant strong severe serious elevated increased dense heavy "
+    "major extensive marked profound intense intensive abundant rapid fast good excellent prominent pronounced wide "
+    "broad deep long frequent robust sharp".split()
+)
+SCALE_LOW = set(
+    "low small little weak mild slight minor light reduced decreased slow poor limited modest sparse minimal short "
+    "narrow shallow rare infrequent incomplete insufficient inadequate".split()
+)
+
+# --- binding: role swaps -----------------------------------------------------------------------------------------
+
+# verbs whose object completes the predicate ("play a role", "provide insight", "have an effect"): no role to swap
+LIGHT_OBJECT_VERBS = set("have play provide take make give pay shed gain exert offer lack hold bear draw".split())
+BOUNDARY_POS = {"PUNCT", "ADP", "VERB", "AUX", "ADV", "CCONJ", "SCONJ", "PART"}
+SINGULAR_FORMS = {"is", "was", "has", "does"}
+PLURAL_FORMS = {"are", "were", "have", "do"}
+NOUN_PARTICIPLES = set("based related induced mediated derived associated dependent driven linked".split())
+
+# --- binding: relation arguments ---------------------------------------------------------------------------------
+
+# comparisons whose direction a swap reverses: "higher in women than in men", "reduced in X compared with Y"
+DIRECTIONAL = set(
+    "increase decrease reduce elevate improve enhance enrich upregulate downregulate raise lower impair suppress "
+    "attenuate augment diminish exceed worsen accelerate delay prolong shorten".split()
+)
+GROUP_PREPOSITIONS = {"in", "among", "for"}
+EFFECT_NOUNS = {"effect", "impact", "influence"}
+COMPARATORS = {"than", "compared", "versus"}
+CONTRASTS = (("but", "not"), ("rather", "than"))
+NOMINAL_SUFFIX = re.compile(r"(tion|sion|ment|ance|ence|sis|ing)$")
+
+# --- binding: value swaps ----------------------------------------------------------------------------------------
+
+PERCENT_SIGNS = {"%", "percent"}
+INTERVAL_WORDS = {"±", "+/-", "/-", "-", "–", "−", "to", "from", "between", "=", ">", "<", "≥", "≤"}
+INTERVAL_LABELS = set("ci cri confidence credible uncertainty ui pi prediction upper lower significance".split())
+LIST_WORDS = {",", "and", "or", "%", "percent", "vs", "vs.", "versus"}
+DISTRIBUTION_WORDS = set("percentile quartile tertile quintile decile interquartile".split())
+SPREAD_LABELS = set("ci cri confidence credible interval iqr range sd se sem".split())
+
+# --- spatial -----------------------------------------------------------------------------------------------------
+
+FLIPS = {
+    "left": ("right", "spatial/left-right"),
+    "right": ("left", "spatial/left-right"),
+    "above": ("below", "spatial/above-below"),
+    "below": ("above", "spatial/above-below"),
+    "over": ("under", "spatial/over-under"),
+    "under": ("over", "spatial/over-under"),
+    "inside": ("outside", "spatial/inside-outside"),
+    "outside": ("inside", "spatial/inside-outside"),
+    "before": ("after", "spatial/before-after"),
+    "after": ("before", "spatial/before-after"),
+    "upstream": ("downstream", "spatial/upstream-downstream"),
+    "downstream": ("upstream", "spatial/upstream-downstream"),
+    "to": ("from", "spatial/to-from"),
+    "from": ("to", "spatial/to-from"),
+}
+MOTION_VERBS = set(  # verbs whose "to"/"from" is a direction (not "point to", "bring to light", "lead to")
+    "go move travel walk run fly drive ride swim sail migrate send carry transport transfer deliver ship jump climb "
+    "fall roll commute flee escape relocate emigrate immigrate crawl march hike rush hurry race stroll wander drift "
+    "float translocate shuttle export import spread shift".split()
+)
+
+# --- paraphrase --------------------------------------------------------------------------------------------------
+
+LIGHT_VERBS = {"be", "have", "do", "get", "make", "take", "go", "give", "let", "put", "set", "come", "say"}
+WN_POS = {"NOUN": "n", "VERB": "v", "ADJ": "a"}
+# synonyms are swapped for adjectives only: on a read sample of scientific sentences, verb and noun synonyms took
+# the wrong sense too often ("detected" -> "noticed", "excluded" -> "omitted", "cluster" -> "clump")
+SYNONYM_POS = ("ADJ",)
+# words whose everyday first WordNet sense is not their scientific one ("significant" -> "important",
+# "results" -> "effects", "differentiate" -> "distinguish", "study" -> "survey", "culture" -> "civilization")
+TECHNICAL = set(
+    "mixed extended prolonged endless sundry "
+    "significant result study differentiate express expression culture model control trial subject case rate level "
+    "activity response effect analysis treatment condition factor group cell power mean normal positive negative "
+    "sensitive resistant association interaction signal sign mark marker development report stress state order "
+    "function class family field figure sample site table system set line tissue strain host vector scale range "
+    "transform translate transcribe operate execute deliver charge refer dose cross mass volume matter "
+    "material body depression relative fit design record score bind binding target agent red white require apparent "
+    "mediate product inhibit small large little examination central engagement repeat poor process activate "
+    "lineage diagnosis elicit derive uptake minimal confirm inherent".split()
+)
+MIN_COUNT = 3  # sense-tagged occurrences a synonym needs in WordNet
+MIN_WORD_COUNT = 5  # and the word itself, for WordNet's sense order to be trusted
+CORRELATIVES = {"both", "either", "neither", "between"}  # "both A and B": the pair is fixed in place

@@ -1,0 +1,85 @@
+"""Spatial: flip one spatial or temporal relation word, left/right, before/after, ... (meaning flipped)."""
+
+from __future__ import annotations
+
+from .category import Category
+from .edit import Candidate
+from .lexicon import FLIPS, MOTION_VERBS, TIME_WORDS
+from .spans import match_case, render, replace_span
+
+
+def _physical(noun) -> bool:
+    """Whether WordNet's first sense of the noun is a physical entity (a mat, a river), not a condition or time."""
+    from .wordnet import load_wordnet
+
+    try:
+        synsets = load_wordnet().synsets(noun.lemma_.lower(), "n")
+    except (ImportError, OSError):
+        return False
+    if not synsets:
+        return False
+    ancestors = {s.name() for path in synsets[0].hypernym_paths() for s in path}
+    return bool(ancestors & {"object.n.01", "matter.n.03"}) and "time_period.n.01" not in ancestors
+
+
+def _over_under_ok(token) -> bool:
+    if token.dep_ != "prep":
+        return False
+    pobj = next((c for c in token.children if c.dep_ == "pobj"), None)
+    if pobj is None or pobj.ent_type_ in ("DATE", "TIME") or pobj.lemma_.lower() in TIME_WORDS:
+        return False
+    if pobj.like_num or pobj.text == "%" or any(c.dep_ == "nummod" for c in pobj.children):
+        return True
+    return _physical(pobj)
+
+
+def _flippable(token) -> bool:
+    word = token.lower_
+    if word in ("left", "right"):
+        if token.pos_ == "ADV":
+            return token.head.pos_ == "VERB" and word == "left"
+        return token.pos_ in ("ADJ", "NOUN") and not (word == "right" and token.nbor(1).lower_ == "to")
+    if word in ("over", "under"):
+        return _over_under_ok(token)
+    if word in ("before", "after"):
+        return token.pos_ in ("ADP", "SCONJ", "ADV") and token.dep_ in ("prep", "mark", "advmod", "pcomp")
+    if word in ("to", "from"):
+        if token.dep_ != "prep" or token.head.lemma_.lower() not in MOTION_VERBS:
+            return False
+        return not any(c.dep_ == "prep" and c.lower_ in ("to", "from") and c.i != token.i for c in token.head.children)
+    if word in ("above", "below", "inside", "outside", "upstream", "downstream"):
+        return token.pos_ != "VERB"
+    return False
+
+
+def spatial(doc) -> list[Candidate]:
+    """Flip one spatial or temporal relation word (left/right, above/below, over/under, in front of/behind,
+    inside/outside, before/after, directional to/from, upstream/downstream)."""
+    out = []
+    words = {t.lower_ for t in doc}
+    for token in doc:
+        word = token.lower_
+        if word == "in" and [t.lower_ for t in doc[token.i + 1 : token.i + 3]] == ["front", "of"]:
+            changes: dict[int, str] = {}
+            replace_span(doc, changes, token.i, token.i + 2, match_case("behind", token.text))
+            changes[token.i + 2] = ""
+            out.append((render(doc, changes), "spatial", "spatial/front-behind"))
+        elif word == "behind" and token.pos_ == "ADP" and any(c.dep_ == "pobj" for c in token.children):
+            changes = {token.i: match_case("in front of", token.text) + token.whitespace_}
+            out.append((render(doc, changes), "spatial", "spatial/front-behind"))
+        elif word in FLIPS and token.i + 1 < len(doc) and _flippable(token):
+            new, rule = FLIPS[word]
+            if new in words:  # "left or right", "before and after": flipping one word makes a duplicate
+                continue
+            changes = {token.i: match_case(new, token.text) + token.whitespace_}
+            out.append((render(doc, changes), "spatial", rule))
+    return out
+
+
+CATEGORY = Category(
+    "spatial",
+    keeps_meaning=False,
+    rule=spatial,
+    llm_instruction="Flip one spatial or temporal relation word: left/right, above/below, over/under, in front of/"
+    "behind, inside/outside, before/after, to/from, upstream/downstream.",
+)
