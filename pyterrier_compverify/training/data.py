@@ -76,7 +76,9 @@ def structural_triplets(
     meaning-flipping edit, positive = the sentence itself (``identity``, as in the paper) or, with
     ``positives="paraphrase"``, a generated paraphrase of it where one exists. ``balanced`` keeps as many rows of
     each category as the rarest category has (the rule-based generator yields far more negations)."""
-    flips = edits[edits["category"] != "paraphrase"]
+    from ..negatives.registry import MEANING_KEEPING  # categories whose edits are positives, not negatives
+
+    flips = edits[~edits["category"].isin(MEANING_KEEPING)]
     rows = pd.DataFrame(
         {
             "anchor": flips["sentence1"],
