@@ -89,6 +89,21 @@ class Verifier(pt.Artifact):
             shutil.rmtree(tmp, ignore_errors=True)
         return cls(path)
 
+    @property
+    def default_penalty(self) -> dict | None:
+        """The serving form chosen for this verifier on dev data: ``{"beta": .., "tau": ..}`` when rerankers
+        should score with MaxSim minus the conditional penalty, ``None`` when with the head's own score."""
+        return self.meta.get("serving", {}).get("penalty")
+
+    def set_default_penalty(self, penalty: dict | None, *, selected_on: str = "") -> None:
+        """Record the serving form (see :attr:`default_penalty`) in ``pt_meta.json`` (written atomically)."""
+        meta = self.meta
+        meta["serving"] = {"penalty": dict(penalty) if penalty else None, "selected_on": selected_on}
+        path = Path(self.path) / META_FILE
+        tmp = path.with_name(f".{META_FILE}.tmp")
+        tmp.write_text(json.dumps(meta, indent=2))
+        os.replace(tmp, path)
+
     def load_head(self) -> nn.Module:
         from safetensors.torch import load_file
 
@@ -133,7 +148,8 @@ class TrainedHeadReranker(TokenReranker):
     """A reranker with the trained head of a :class:`Verifier` artifact (a folder, or the packaged default).
 
     ``penalty``, e.g. ``{"beta": 0.5, "tau": 0.9}``, scores with MaxSim minus the conditional penalty
-    beta * sigmoid(20 (MaxSim - tau)) * (1 - v) instead of the verifier's own score v.
+    beta * sigmoid(20 (MaxSim - tau)) * (1 - v) instead of the verifier's own score v. ``None`` (default) takes
+    the serving form recorded in the artifact (``Verifier.default_penalty``); ``False`` forces the head's score.
     """
 
     def __init__(
@@ -142,7 +158,7 @@ class TrainedHeadReranker(TokenReranker):
         *,
         encoder: TokenEncoder | None = None,
         device=None,
-        penalty: dict | None = None,
+        penalty: dict | bool | None = None,
         **kwargs,
     ):
         if verifier is None:
@@ -153,9 +169,11 @@ class TrainedHeadReranker(TokenReranker):
         head_name = self.verifier.meta["head"]
         if self.HEAD is not None and head_name != self.HEAD:
             raise ValueError(f"{self.verifier} holds a {head_name} head, not {self.HEAD}")
-        self.penalty = penalty
+        if penalty is None:
+            penalty = self.verifier.default_penalty
+        self.penalty = penalty or None
         head = self.verifier.load_head()
-        head = ConditionalPenalty(head, **penalty) if penalty else head
+        head = ConditionalPenalty(head, **self.penalty) if self.penalty else head
         encoder = self.verifier.load_encoder(encoder=encoder, device=device)
         super().__init__(encoder, head=head, device=device, **kwargs)
 

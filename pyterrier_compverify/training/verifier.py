@@ -37,6 +37,7 @@ class VerifierTrainingConfig:
     top_layers: int = 1  # last-layer mode: how many of the encoder's top layers learn
     cache_states: bool = True  # frozen / last-layer: encode every training text once (False: every batch)
     cache_dir: str | None = None  # where state caches are kept (default: OUTPUT/state-cache)
+    shuffle: bool = True  # False: rows are taken in the given order (e.g. from verifier_mix.arrange_batches)
     bf16: bool = False  # bf16 autocast for the encoder part and the head (fast on CPUs with AVX-512 bf16)
     steps: int = 300
     batch_size: int = 32
@@ -208,6 +209,7 @@ def train_verifier(
         max_grad_norm=config.max_grad_norm,
         remove_unused_columns=False,
         bf16=config.bf16,
+        train_sampling_strategy="random" if config.shuffle else "sequential",
     )
     trainer = _trainer_class()(
         model=model,

@@ -1,0 +1,293 @@
+"""A verifier that verifies (issue 13): train F4 / F3 heads on caption paraphrase positives and near-miss edits
+(Flickr8k train), structural edits of SciFact sentences and SciFact retrieval rows; select on dev; report.
+
+Stages (each writes under ``--run-dir``; finished stages are reused):
+
+    python experiments/verifier_training.py data
+    python experiments/verifier_training.py train --name f4-para-s42 --head F4 --steps 3000 --seed 42
+    python experiments/verifier_training.py dev --names f4-para-s42,...   # Flickr8k dev near-misses, SciFact dev
+    python experiments/verifier_training.py ship --name f4-para-s42 --beta 0.5 --tau 0.9
+
+Dev = Flickr8k dev captions and 200 SciFact *train* queries held out of the retrieval rows; nothing is tuned on
+SugarCrepe, CondaQA, CapRetrieval, Cranfield or SciFact test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import pyterrier_compverify as cv
+from pyterrier_compverify.training import VerifierTrainingConfig, train_verifier
+from pyterrier_compverify.training.verifier_mix import (
+    arrange_batches,
+    caption_rows,
+    retrieval_rows,
+    structural_rows,
+)
+
+DEV_QUERIES = 200
+
+
+def data(args) -> None:
+    from pyterrier_compverify.datasets.flickr8k import flickr8k_captions
+    from pyterrier_compverify.negatives import RuleBasedGenerator
+    from pyterrier_compverify.negatives.captions import KINDS, caption_edits
+    from pyterrier_compverify.training.data import corpus_sentences, retrieval_triplets
+
+    out = Path(args.run_dir) / "data"
+    out.mkdir(parents=True, exist_ok=True)
+    for split in ("train", "dev"):
+        path = out / f"flickr-{split}-edits.jsonl"
+        if not path.exists():
+            start = time.time()
+            captions = flickr8k_captions(split)
+            edits = caption_edits(captions["caption"].unique(), kinds=KINDS, seed=0)
+            edits.to_json(path, orient="records", lines=True)
+            captions.to_json(out / f"flickr-{split}-captions.jsonl", orient="records", lines=True)
+            kinds = edits["kind"].value_counts().to_dict()
+            print(f"{split}: {len(edits)} caption edits in {time.time() - start:.0f}s {kinds}", flush=True)
+    path = out / "scifact-edits.jsonl"
+    if not path.exists():
+        start = time.time()
+        sentences = corpus_sentences("irds:beir/scifact/train", limit=args.sentences, seed=0)
+        result = RuleBasedGenerator().generate(sentences, one_per_category=False, seed=0)
+        result.table.to_json(path, orient="records", lines=True)
+        print(f"scifact: {len(result.table)} edits in {time.time() - start:.0f}s")
+    path = out / "scifact-retrieval.jsonl"
+    if not path.exists():
+        triplets = retrieval_triplets("irds:beir/scifact/train")
+        queries = sorted(triplets["anchor"].unique())
+        dev = set(np.random.default_rng(0).choice(queries, DEV_QUERIES, replace=False))
+        triplets[~triplets["anchor"].isin(dev)].to_json(path, orient="records", lines=True)
+        (out / "scifact-dev-queries.json").write_text(json.dumps(sorted(dev), indent=0))
+        print(f"retrieval: {len(triplets)} rows, {len(dev)} dev queries held out")
+
+
+def load_data(run_dir: Path) -> dict:
+    d = Path(run_dir) / "data"
+    read = lambda name: pd.read_json(d / name, lines=True)  # noqa: E731
+    return {
+        "train_captions": read("flickr-train-captions.jsonl"),
+        "train_edits": read("flickr-train-edits.jsonl"),
+        "dev_captions": read("flickr-dev-captions.jsonl"),
+        "dev_edits": read("flickr-dev-edits.jsonl"),
+        "scifact_edits": read("scifact-edits.jsonl"),
+        "retrieval": read("scifact-retrieval.jsonl"),
+        "dev_queries": json.loads((d / "scifact-dev-queries.json").read_text()),
+    }
+
+
+def train(args) -> None:
+    run_dir = Path(args.run_dir)
+    d = load_data(run_dir)
+    identity = args.positives == "identity"
+    sources = {
+        "caption": lambda epoch: caption_rows(
+            d["train_captions"], d["train_edits"], identity=identity, seed=args.seed * 1000 + epoch
+        ),
+        "structural": structural_rows(d["scifact_edits"], identity=identity, seed=args.seed),
+        "retrieval": retrieval_rows(d["retrieval"]),
+    }
+    shares = {"caption": args.caption_share, "structural": args.structural_share, "retrieval": args.retrieval_share}
+    rows = arrange_batches(sources, shares, steps=args.steps, batch_size=args.batch_size, seed=args.seed)
+    config = VerifierTrainingConfig(
+        head=args.head,
+        mode=args.mode,
+        steps=args.steps,
+        batch_size=args.batch_size,
+        head_lr=args.head_lr,
+        encoder_lr=args.encoder_lr,
+        seed=args.seed,
+        save_steps=250,
+        logging_steps=25,
+        shuffle=False,
+        bf16=args.bf16,
+        cache_dir=str(run_dir / "state-cache"),
+    )
+    encoder = cv.TokenEncoder(device="cpu")
+    start = time.time()
+    verifier, log = train_verifier(rows, run_dir / args.name, encoder=encoder, config=config)
+    info = {
+        "command": shlex.join([sys.executable, *sys.argv]),
+        "rows_by_source": rows["source"].value_counts().to_dict(),
+        "positives_by_kind": rows["positive_kind"].value_counts().to_dict(),
+        "seconds": round(time.time() - start, 1),
+        "last_losses": [round(e["loss"], 4) for e in log[-5:]],
+    }
+    (run_dir / args.name / "mix.json").write_text(json.dumps(info, indent=2))
+    print(json.dumps(info, indent=2))
+
+
+BETAS = (0.25, 0.5, 1.0)
+TAUS = (0.8, 0.85, 0.9, 0.95)
+
+
+def fused(s: np.ndarray, v: np.ndarray, beta: float, tau: float) -> np.ndarray:
+    """MaxSim minus the conditional penalty (``scoring.ConditionalPenalty``), from precomputed S and v."""
+    return s - beta / (1 + np.exp(-20 * (s - tau))) * (1 - v)
+
+
+def dev_triplets(d: dict, seed: int = 7) -> pd.DataFrame:
+    """Flickr8k dev: per image an anchor with a near-miss; one row with another caption as positive and, where
+    the anchor has a meaning-kept edit, one with it."""
+    other = caption_rows(d["dev_captions"], d["dev_edits"], paraphrase_share=0.0, seed=seed)
+    para = caption_rows(d["dev_captions"], d["dev_edits"], paraphrase_share=1.0, seed=seed)
+    return pd.concat([other, para[para["positive_kind"] == "paraphrase"]], ignore_index=True)
+
+
+def pair_scores(scorer, queries: list[str], texts: list[str]) -> np.ndarray:
+    from pyterrier_compverify.measures import score_pairs
+
+    return score_pairs(scorer, queries, texts)
+
+
+def nearmiss_dev(triplets: pd.DataFrame, s: dict, v: dict, beta=None, tau=None) -> dict:
+    """Win rate (positive > near-miss) per positive kind and identity win (anchor itself > near-miss)."""
+    score = {k: (fused(s[k], v[k], beta, tau) if beta is not None else v[k]) for k in s}
+    out = {}
+    for kind, rows in triplets.groupby("positive_kind").indices.items():
+        out[f"win ({kind})"] = float(np.mean(score["positive"][rows] > score["negative"][rows]))
+    out["identity win"] = float(np.mean(score["identity"] > score["negative"]))
+    out["headline"] = min(out.values())
+    return out
+
+
+def dev(args) -> None:
+    import ir_measures
+    from ir_measures import nDCG
+
+    from pyterrier_compverify.datasets import load_collection
+    from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices
+
+    run_dir = Path(args.run_dir)
+    d = load_data(run_dir)
+    triplets = dev_triplets(d)
+    base = cv.TokenEncoder(device="cpu")
+    collection = load_collection("irds:beir/scifact/train")
+    topics = collection.topics()
+    topics = topics[topics["query"].isin(set(d["dev_queries"]))]
+    qrels = collection.qrels()
+    rows = []
+    for name in args.names.split(","):
+        verifier = cv.Verifier(run_dir / name)
+        encoder = verifier.load_encoder(encoder=None if verifier.meta["fine_tuned_encoder"] else base, device="cpu")
+        indices = build_indices(collection, encoder, DEFAULT_INDEX_DIR)
+        maxsim = cv.MaxSim(encoder)
+        head = verifier.reranker(encoder=encoder, penalty=False)
+        s, v = {}, {}
+        for key, texts in (
+            ("positive", triplets["positive"]),
+            ("negative", triplets["negative"]),
+            ("identity", triplets["anchor"]),
+        ):
+            s[key] = pair_scores(maxsim, triplets["anchor"].tolist(), texts.tolist())
+            v[key] = pair_scores(head, triplets["anchor"].tolist(), texts.tolist())
+        dense = encoder.query_encoder() >> indices.flex.retriever(num_results=100, drop_query_vec=True)
+        run = dense(topics)
+        run_s = cv.MaxSim(encoder, store=indices.store)(run)
+        run_v = verifier.reranker(encoder=encoder, store=indices.store, penalty=False)(run)
+        merged = run_s.merge(run_v[["qid", "docno", "score"]], on=["qid", "docno"], suffixes=("_s", "_v"))
+
+        def ndcg(scores, merged=merged):
+            r = merged[["qid", "docno"]].assign(score=scores)
+            return ir_measures.calc_aggregate([nDCG @ 10], qrels, r)[nDCG @ 10]
+
+        rows.append(
+            {
+                "verifier": name,
+                "form": "MaxSim",
+                "SciFact dev nDCG@10": ndcg(merged["score_s"]),
+                **nearmiss_dev(triplets, s, s),
+            }
+        )
+        rows.append(
+            {
+                "verifier": name,
+                "form": "head",
+                "SciFact dev nDCG@10": ndcg(merged["score_v"]),
+                **nearmiss_dev(triplets, v, v),
+            }
+        )
+        for beta in BETAS:
+            for tau in TAUS:
+                rows.append(
+                    {
+                        "verifier": name,
+                        "form": f"fused beta={beta} tau={tau}",
+                        "beta": beta,
+                        "tau": tau,
+                        "SciFact dev nDCG@10": ndcg(fused(merged["score_s"], merged["score_v"], beta, tau)),
+                        **nearmiss_dev(triplets, s, v, beta, tau),
+                    }
+                )
+    table = pd.DataFrame(rows)
+    out = run_dir / f"dev-{args.tag}.json"
+    table.to_json(out, orient="records", indent=1)
+    shown = table.drop(columns=[c for c in ("beta", "tau") if c in table]).round(4)
+    print(shown.to_markdown(index=False))
+    print(f"dev triplets: {triplets['positive_kind'].value_counts().to_dict()}; {len(topics)} SciFact dev queries")
+
+
+def ship(args) -> None:
+    """Record the chosen serving form in the artifact and copy it into the package's weights folder."""
+    import shutil
+
+    verifier = cv.Verifier(Path(args.run_dir) / args.name)
+    penalty = {"beta": args.beta, "tau": args.tau} if args.beta else None
+    verifier.set_default_penalty(penalty, selected_on=args.selected_on)
+    target = Path(cv.__file__).parent / "weights" / f"{verifier.meta['head'].lower()}-minilm-frozen"
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    for name in ("pt_meta.json", "head.safetensors"):
+        shutil.copy(Path(verifier.path) / name, target / name)
+    print(f"shipped {verifier} as {target} with penalty {penalty}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run-dir", default="runs/verifiers")
+    sub = parser.add_subparsers(dest="stage", required=True)
+    p = sub.add_parser("data")
+    p.add_argument("--sentences", type=int, default=20000, help="SciFact sentences for structural edits")
+    p.set_defaults(func=data)
+    p = sub.add_parser("train")
+    p.add_argument("--name", required=True)
+    p.add_argument("--head", default="F4")
+    p.add_argument("--mode", default="frozen")
+    p.add_argument("--positives", default="paraphrase", choices=["paraphrase", "identity"])
+    p.add_argument("--steps", type=int, default=3000)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--head-lr", type=float, default=5e-4)
+    p.add_argument("--encoder-lr", type=float, default=2e-5)
+    p.add_argument("--caption-share", type=float, default=0.6)
+    p.add_argument("--structural-share", type=float, default=0.15)
+    p.add_argument("--retrieval-share", type=float, default=0.25)
+    p.add_argument("--bf16", action="store_true")
+    p.add_argument("--seed", type=int, default=42)
+    p.set_defaults(func=train)
+    p = sub.add_parser("dev")
+    p.add_argument("--names", required=True, help="comma-separated trained verifier names under --run-dir")
+    p.add_argument("--tag", default="latest")
+    p.set_defaults(func=dev)
+    p = sub.add_parser("ship")
+    p.add_argument("--name", required=True)
+    p.add_argument("--beta", type=float, default=None, help="fused form: MaxSim - penalty (omit: the head's score)")
+    p.add_argument("--tau", type=float, default=None)
+    p.add_argument("--selected-on", default="Flickr8k dev near-misses + 200 held-out SciFact train queries")
+    p.set_defaults(func=ship)
+    args = parser.parse_args()
+    cv.setup_local_data()
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""The verifier's training mix: caption triplets with real paraphrase positives, structural edits of scientific
+sentences, and retrieval rows that keep ranking; laid out in batches of one source each.
+
+Every row is (anchor, positive, negative, source, positive_kind). Sources:
+- ``caption``: anchor = a caption of a training image; positive = another caption of the same image (a human
+  paraphrase) or a meaning-kept edit of the anchor; negative = a near-miss edit of the anchor (swap, replace,
+  add, negate, spatial, count);
+- ``structural``: anchor = a sentence; positive = its meaning-kept (paraphrase) edit; negative = a
+  negation / binding / spatial edit of it (``compverify negatives`` output);
+- ``retrieval``: (query, relevant passage, BM25 hard negative) rows, so ranking is kept.
+``identity=True`` (an ablation) makes the anchor its own positive.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+COLUMNS = ["anchor", "positive", "negative", "source", "positive_kind", "negative_kind"]
+
+
+def caption_rows(
+    captions: pd.DataFrame,
+    edits: pd.DataFrame,
+    *,
+    paraphrase_share: float = 0.5,
+    identity: bool = False,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """One row per image: a random anchor caption that has a near-miss edit, its positive and that edit.
+
+    Args:
+        captions: ``image, caption`` (several captions per image).
+        edits: ``caption, edit, kind`` with ``kind == "paraphrase"`` for meaning-kept edits, else a near-miss.
+        paraphrase_share: share of rows whose positive is a meaning-kept edit of the anchor (where it has one)
+            rather than another caption of the image.
+    """
+    rng = np.random.default_rng(seed)
+    keep = edits["kind"] == "paraphrase"
+    near = edits[~keep].groupby("caption")[["edit", "kind"]].apply(lambda g: list(g.itertuples(index=False)))
+    near = near.to_dict()
+    para = edits[keep].groupby("caption")["edit"].apply(list).to_dict()
+    rows = []
+    for _image, group in captions.groupby("image", sort=True):
+        texts = group["caption"].tolist()
+        usable = [t for t in texts if t in near]
+        if not usable or len(texts) < 2:
+            continue
+        anchor = usable[rng.integers(len(usable))]
+        negative, negative_kind = near[anchor][rng.integers(len(near[anchor]))]
+        if identity:
+            positive, kind = anchor, "identity"
+        elif anchor in para and rng.random() < paraphrase_share:
+            positive, kind = para[anchor][rng.integers(len(para[anchor]))], "paraphrase"
+        else:
+            others = [t for t in texts if t != anchor]
+            positive, kind = others[rng.integers(len(others))], "caption"
+        rows.append((anchor, positive, negative, "caption", kind, negative_kind))
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def structural_rows(edits: pd.DataFrame, *, identity: bool = False, seed: int = 0) -> pd.DataFrame:
+    """(sentence, its paraphrase edit, one of its near-miss edits) for every sentence that has both.
+
+    ``edits``: ``sentence1, sentence2, category`` as written by ``compverify negatives`` (``--all-edits``);
+    categories that keep meaning come from the negatives registry.
+    """
+    from ..negatives.registry import MEANING_KEEPING
+
+    rng = np.random.default_rng(seed)
+    keep = edits["category"].isin(MEANING_KEEPING)
+    para = edits[keep].groupby("sentence1")["sentence2"].apply(list).to_dict()
+    near = edits[~keep].groupby("sentence1")[["sentence2", "category"]].apply(lambda g: list(g.itertuples(index=False)))
+    near = near.to_dict()
+    rows = []
+    for sentence in sorted(set(para) & set(near)):
+        positive = sentence if identity else para[sentence][rng.integers(len(para[sentence]))]
+        negative, category = near[sentence][rng.integers(len(near[sentence]))]
+        rows.append((sentence, positive, negative, "structural", "identity" if identity else "paraphrase", category))
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def retrieval_rows(triplets: pd.DataFrame) -> pd.DataFrame:
+    """``anchor, positive, negative`` retrieval triplets (e.g. ``training.data.retrieval_triplets``) as mix rows."""
+    out = triplets[["anchor", "positive", "negative"]].copy()
+    return out.assign(source="retrieval", positive_kind="relevant", negative_kind="bm25")[COLUMNS]
+
+
+def arrange_batches(
+    sources: dict[str, pd.DataFrame], shares: dict[str, float], *, steps: int, batch_size: int, seed: int = 0
+) -> pd.DataFrame:
+    """``steps * batch_size`` rows in training order: each block of ``batch_size`` rows comes from one source
+    (so in-batch negatives are of the same kind and no batch pads short captions to passage length), sources
+    drawn by ``shares``; a source's rows are reshuffled each time they run out. Train with ``shuffle=False``.
+
+    A source is a frame or a function ``epoch -> frame`` (called again, with the next epoch, each time its rows
+    run out: e.g. a new anchor caption per image).
+
+    >>> a = pd.DataFrame({"anchor": list("abcd"), "source": "x"})
+    >>> b = lambda epoch: pd.DataFrame({"anchor": [f"{w}{epoch}" for w in "WXYZ"], "source": "y"})
+    >>> arranged = arrange_batches({"x": a, "y": b}, {"x": 0.5, "y": 0.5}, steps=10, batch_size=2)
+    >>> len(arranged), int(arranged.groupby(arranged.index // 2)["source"].nunique().max())
+    (20, 1)
+    """
+    rng = np.random.default_rng(seed)
+    epoch = {n: 0 for n in sources}
+    frames = {n: s(0) if callable(s) else s for n, s in sources.items()}
+    names = [n for n in sources if shares.get(n, 0) > 0 and len(frames[n]) >= batch_size]
+    if not names:
+        raise ValueError(f"no source with a positive share has {batch_size} rows (one batch)")
+    weights = np.array([shares[n] for n in names], dtype=float)
+    picks = rng.choice(len(names), size=steps, p=weights / weights.sum())
+    cursors = {n: 0 for n in names}
+    orders = {n: rng.permutation(len(frames[n])) for n in names}
+    blocks = []
+    for pick in picks:
+        name = names[pick]
+        if cursors[name] + batch_size > len(orders[name]):
+            epoch[name] += 1
+            if callable(sources[name]):
+                frames[name] = sources[name](epoch[name])
+            orders[name], cursors[name] = rng.permutation(len(frames[name])), 0
+        idx = orders[name][cursors[name] : cursors[name] + batch_size]
+        cursors[name] += batch_size
+        blocks.append(frames[name].iloc[idx])
+    return pd.concat(blocks, ignore_index=True)
