@@ -11,7 +11,7 @@ import pandas as pd
 from ..cli_options import add_common_options, default_of, given
 from .biencoder import EncoderTrainingConfig, train_encoder
 from .data import recipe_rows
-from .verifier import VerifierTrainingConfig, train_verifier
+from .verifier import MODES, VerifierTrainingConfig, train_verifier
 
 MAX_LENGTH_HELP = "tokens per text (default: the encoder's DEFAULT_MAX_LENGTH, 128)"
 
@@ -42,7 +42,15 @@ def register_train_verifier(subparsers) -> None:
         choices=list(HEADS),
         help=f"{weight_free}: end-to-end only (default: %(default)s)",
     )
-    parser.add_argument("--mode", default=default("mode"), choices=["frozen", "end-to-end"])
+    parser.add_argument(
+        "--mode",
+        default=default("mode"),
+        choices=list(MODES),
+        help="frozen: the head over cached token states; last-layer: also the encoder's top --top-layers over "
+        "cached states of the layer below; end-to-end: the whole encoder (default: %(default)s)",
+    )
+    parser.add_argument("--top-layers", type=int, default=default("top_layers"), help="(default: %(default)s)")
+    parser.add_argument("--bf16", action="store_true", help="bf16 autocast (fast on CPUs with AVX-512 bf16)")
     parser.add_argument("--steps", type=int, default=default("steps"), help="training steps (default: %(default)s)")
     parser.add_argument("--batch-size", type=int, default=default("batch_size"), help="(default: %(default)s)")
     parser.add_argument(
@@ -71,6 +79,8 @@ def train_verifier_command(args: argparse.Namespace):
         head_lr=args.head_lr,
         encoder_lr=args.encoder_lr,
         seed=args.seed,
+        top_layers=args.top_layers,
+        bf16=args.bf16,
     )
     encoder = TokenEncoder(args.model or DEFAULT_MODEL, max_length=args.max_length, device=args.device)
     verifier, log = train_verifier(args.rows, args.out, encoder=encoder, config=config)
