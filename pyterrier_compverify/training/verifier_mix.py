@@ -25,9 +25,12 @@ def caption_rows(
     *,
     paraphrase_share: float = 0.5,
     identity: bool = False,
+    balance_kinds: bool = True,
     seed: int = 0,
 ) -> pd.DataFrame:
     """One row per image: a random anchor caption that has a near-miss edit, its positive and that edit.
+    With ``balance_kinds``, the edit's kind is drawn among the anchor's kinds with weight 1 / (the kind's count
+    over all edits), so rare kinds (swaps) are not drowned by common ones (negation).
 
     Args:
         captions: ``image, caption`` (several captions per image).
@@ -39,6 +42,7 @@ def caption_rows(
     keep = edits["kind"] == "paraphrase"
     near = edits[~keep].groupby("caption")[["edit", "kind"]].apply(lambda g: list(g.itertuples(index=False)))
     near = near.to_dict()
+    rarity = (1.0 / edits[~keep]["kind"].value_counts()).to_dict() if balance_kinds else {}
     para = edits[keep].groupby("caption")["edit"].apply(list).to_dict()
     rows = []
     for _image, group in captions.groupby("image", sort=True):
@@ -47,7 +51,9 @@ def caption_rows(
         if not usable or len(texts) < 2:
             continue
         anchor = usable[rng.integers(len(usable))]
-        negative, negative_kind = near[anchor][rng.integers(len(near[anchor]))]
+        options = near[anchor]
+        weights = np.array([rarity.get(kind, 1.0) for _, kind in options])
+        negative, negative_kind = options[rng.choice(len(options), p=weights / weights.sum())]
         if identity:
             positive, kind = anchor, "identity"
         elif anchor in para and rng.random() < paraphrase_share:
