@@ -45,7 +45,7 @@ def run_evaluation(
 
     from .encoder import DEFAULT_MODEL, TokenEncoder
     from .pipelines import DEFAULT_INDEX_DIR, build_indices, plain_dense_run, standard_pipelines
-    from .reporting import MEASURES, by_query_type, error_view, summary_table, write_table
+    from .reporting import MEASURES, evaluation_markdown, write_table
 
     encoder = TokenEncoder(
         model or DEFAULT_MODEL, max_length=max_length, batch_size=batch_size, device=device, verbose=False
@@ -69,28 +69,10 @@ def run_evaluation(
         verbose=verbose,
     )
     results = results[["name", *measures, *[c for c in results.columns if c not in ("name", *measures)]]]
-    sections = [
-        summary_table(results, measures).to_markdown(index=False, disable_numparse=True),
-        "",
-        "`*`: paired t-test p < 0.05 against the baseline (the row without p-values).",
-    ]
-    types = collection.query_types()
-    if types:
-        sections += [
-            "",
-            "## nDCG@10 per query type",
-            "",
-            by_query_type(runs, topics, qrels, types).to_markdown(),
-            "",
-            "## Misses: relevant documents in BM25's top 10 but not the system's (literal miss) or in "
-            "neither (other miss), queries per type",
-            "",
-            error_view(runs, qrels, types).to_markdown(),
-        ]
-    sections += ["", "## All columns", "", results.to_markdown(index=False)]
     if out_dir is not None:
         stem = Path(out_dir) / f"evaluate-{collection.name}"
-        write_table(results, stem, dataset_id, encoder, time.time() - started, "\n".join(sections))
+        markdown = evaluation_markdown(results, measures, runs, topics, qrels, collection.query_types())
+        write_table(results, stem, dataset_id, encoder, time.time() - started, markdown)
         results.attrs["written"] = f"{stem}.md"
     return results
 

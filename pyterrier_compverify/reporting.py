@@ -71,6 +71,30 @@ def error_view(runs: dict, qrels: pd.DataFrame, types: dict, k: int = 10) -> pd.
     )
 
 
+def evaluation_markdown(
+    results: pd.DataFrame, measures: list[str], runs: dict, topics, qrels, types: dict | None = None
+) -> str:
+    """The summary table; for a collection with query types, nDCG@10 per type and the misses; then all columns."""
+    sections = [
+        summary_table(results, measures).to_markdown(index=False, disable_numparse=True),
+        "",
+        "`*`: paired t-test p < 0.05 against the baseline (the row without p-values).",
+    ]
+    if types:
+        sections += [
+            "",
+            "## nDCG@10 per query type",
+            "",
+            by_query_type(runs, topics, qrels, types).to_markdown(),
+            "",
+            "## Misses: relevant documents in BM25's top 10 but not the system's (literal miss) or in "
+            "neither (other miss), queries per type",
+            "",
+            error_view(runs, qrels, types).to_markdown(),
+        ]
+    return "\n".join([*sections, "", "## All columns", "", results.to_markdown(index=False)])
+
+
 def _version(module: str) -> str:
     try:
         return __import__(module).__version__

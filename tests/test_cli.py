@@ -85,9 +85,10 @@ def test_train_encoder_options_reach_the_config_and_the_rows(tmp_path, monkeypat
     assert seen["config"] == command.EncoderTrainingConfig() and seen["rows"]["balanced"] is False
 
 
-def test_evaluate_writes_under_compverify_results_by_default(tiny_model_dir, tmp_path, monkeypatch, capsys):
-    from pyterrier_compverify import evaluate
+def test_evaluate_writes_under_compverify_results_by_default(tiny_encoder, tmp_path, monkeypatch, capsys):
+    from pyterrier_compverify import Verifier, evaluate
     from pyterrier_compverify.demo import DemoCollection
+    from pyterrier_compverify.scoring import build_head
 
     class TinyCollection(DemoCollection):
         extra_measures = []
@@ -97,10 +98,18 @@ def test_evaluate_writes_under_compverify_results_by_default(tiny_model_dir, tmp
 
     monkeypatch.setattr(evaluate, "open_collection", lambda dataset_id: TinyCollection(tmp_path / "docs"))
     monkeypatch.chdir(tmp_path)
-    argv = ["evaluate", "tiny", "--model", tiny_model_dir, "--max-length", "16", "--device", "cpu"]
-    main([*argv, "--index-dir", str(tmp_path / "indices")])
+    Verifier.save(tmp_path / "f3", tiny_encoder, build_head("F3", dim=tiny_encoder.dim), "F3")
+    argv = ["evaluate", "tiny", "--model", tiny_encoder.model_name, "--max-length", "16", "--device", "cpu"]
+    main([*argv, "--index-dir", str(tmp_path / "indices"), "--rerankers", f"maxsim,{tmp_path / 'f3'}"])
     written = tmp_path / "compverify-results" / "evaluate-compverify-demo"
     assert written.with_suffix(".md").is_file() and written.with_suffix(".json").is_file()
     printed = capsys.readouterr().out
     assert "Dense >> MaxSim@100" in printed and "BM25 >> MaxSim@100" in printed
+    assert f"Dense >> {tmp_path / 'f3'}@100" in printed  # a trained verifier folder as a reranker
     assert "nDCG@10" in printed and "p-value" not in printed  # the summary table, not all columns
+
+
+def test_demo_command(tiny_model_dir, tmp_path, capsys):
+    main(["demo", "--model", tiny_model_dir, "--device", "cpu", "--folder", str(tmp_path)])
+    printed = capsys.readouterr().out
+    assert "Dense >> MaxSim@100" in printed and "Done in" in printed
