@@ -21,7 +21,7 @@ def retrieval_triplets(
     """(claim, cited abstract, BM25 hard negative) rows: for each relevant (query, document) pair, a negative
     drawn from the query's BM25 top ``negatives_from`` that is never one of its relevant documents."""
     from ..datasets import load_collection
-    from ..evaluate import DEFAULT_INDEX_DIR, bm25_index, bm25_pipeline
+    from ..pipelines import DEFAULT_INDEX_DIR, bm25_index, bm25_pipeline
 
     collection = load_collection(dataset_id)
     texts = {d["docno"]: d["text"] for d in collection.corpus_iter()}
@@ -132,7 +132,7 @@ def title_abstract_triplets(
     """Self-supervised (title, abstract, BM25 hard negative) rows from a corpus with titles: the negative is a
     document the title retrieves in its top ``negatives_from`` other than the title's own abstract."""
     from ..datasets import load_collection
-    from ..evaluate import DEFAULT_INDEX_DIR, bm25_index, bm25_pipeline
+    from ..pipelines import DEFAULT_INDEX_DIR, bm25_index, bm25_pipeline
 
     collection = load_collection(dataset_id)
     docs = [d for d in collection.dataset.get_corpus_iter(verbose=False) if (d.get("title") or "").strip()]
