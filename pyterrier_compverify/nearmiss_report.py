@@ -3,25 +3,84 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import pyterrier as pt
 
 from .datasets.nearmiss import nearmiss_triplets
 from .encoder import DEFAULT_MODEL, TokenEncoder
-from .evaluate import write_table
-from .measures import nearmiss_table
-from .rerank import MaxSim
+from .measures import WordJaccard, nearmiss_table
+
+SCORERS = ("pooled", "maxsim", "mapverifier", "mapcnn", "jaccard", "jaccard-anti")
+
+
+class DistinctDocVectors(pt.Transformer):
+    """Adds ``doc_vec``, the encoder's pooled vector of each row's text, encoding each distinct text once
+    (pyterrier-dr's doc encoder encodes every row; the near-miss table repeats texts across many pairs)."""
+
+    def __init__(self, encoder: TokenEncoder):
+        self.encoder = encoder
+
+    def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
+        codes, texts = pd.factorize(inp[self.encoder.text_field])
+        vectors = self.encoder.encode_docs(list(texts))
+        return inp.assign(doc_vec=list(np.asarray(vectors)[codes]))
 
 
 def named_scorers(names: list[str], encoder: TokenEncoder) -> dict:
-    """``pooled`` (the encoder's own pooled cosine, pyterrier-dr's text scorer) and ``maxsim``."""
-    known = {"pooled": lambda: encoder.text_scorer(), "maxsim": lambda: MaxSim(encoder)}
-    unknown = [n for n in names if n not in known]
+    """Scorers by name: ``pooled`` (the encoder's own pooled cosine, pyterrier-dr's text scorer), ``maxsim``,
+    ``mapverifier`` / ``mapcnn`` (the packaged weights: ``cv.MapVerifier()`` / ``cv.MapCNN()``), ``jaccard`` /
+    ``jaccard-anti`` (word Jaccard / 1 - word Jaccard, no model), or the path of a trained verifier artifact
+    folder (``cv.Verifier(path).reranker()``, named by the path).
+
+    A learned verifier scores over ``encoder`` when it was trained with that encoder at the same max length, else
+    over the encoder and max length it was trained with (a note says so; the table's ``max_length`` column shows
+    it)."""
+    import pyterrier_compverify as cv
+
+    def learned(make):
+        try:
+            return make(encoder=encoder)
+        except ValueError as e:  # trained with another encoder or max length: use its own
+            print(f"note: {e}; scoring with the verifier's own encoder", file=sys.stderr)
+            return make()
+
+    known = {
+        "pooled": lambda: DistinctDocVectors(encoder) >> encoder.text_scorer(),
+        "maxsim": lambda: cv.MaxSim(encoder),
+        "mapverifier": lambda: learned(lambda **kw: cv.MapVerifier(**kw)),
+        "mapcnn": lambda: learned(lambda **kw: cv.MapCNN(**kw)),
+        "jaccard": lambda: WordJaccard(),
+        "jaccard-anti": lambda: WordJaccard(anti=True),
+    }
+    unknown = [n for n in names if n not in known and not os.path.isdir(n)]
     if unknown:
-        raise ValueError(f"unknown scorer(s) {unknown}; choose from {sorted(known)}")
-    return {name: known[name]() for name in names}
+        raise ValueError(f"unknown scorer(s) {unknown}; choose from {sorted(known)} or a verifier artifact folder")
+
+    def artifact(path: str):
+        return learned(lambda **kw: cv.Verifier(path).reranker(**kw))
+
+    return {name: known[name]() if name in known else artifact(name) for name in names}
+
+
+def scorer_max_length(name: str, scorer: pt.Transformer, encoder: TokenEncoder) -> int | None:
+    """The max length (tokens) a named scorer encodes at; None for a model-free scorer."""
+    if name == "pooled":
+        return encoder.max_length
+    return getattr(getattr(scorer, "encoder", None), "max_length", None)
+
+
+LEGEND = """\
+Per triplet (anchor a, positive p, near-miss n): `win_rate` s(a,p) > s(a,n); `identity_win` s(a,a) > s(a,n);
+`para_ge_identity` share with s(a,p) >= s(a,a) (lower is better: a paraphrase should not beat an exact copy);
+`distractor_r1` p ranked strictly first among p, n and {k} texts (anchors or positives) of other items of the same
+source, seed {seed}; `headline` = min(win_rate, identity_win). Ties count as losses (`tie_rate` of p vs n).
+`max_length`: tokens the scorer encodes at (empty: no model)."""
 
 
 def run_nearmiss(
@@ -29,21 +88,35 @@ def run_nearmiss(
     source: str = "all",
     scorers: list[str] = ("pooled", "maxsim"),
     model: str = DEFAULT_MODEL,
-    max_length: int = 128,
+    max_length: int = 256,
     device: str | None = None,
     limit: int | None = None,
+    distractors: int = 20,
+    seed: int = 0,
     out: str | Path | None = None,
 ) -> pd.DataFrame:
+    """The near-miss table (``measures.nearmiss_table``) of named scorers (``named_scorers``), printed and, with
+    ``out``, written to ``out.md`` / ``out.json`` with the command line. ``limit``: the first N triplets per
+    category. ``max_length`` 256 by default: CondaQA passages need it, at 128 the edit is cut off and the tie
+    counts as a loss."""
     started = time.time()
     triplets = nearmiss_triplets(source)
     if limit:
         triplets = triplets.groupby("category", group_keys=False).head(limit)
     encoder = TokenEncoder(model, max_length=max_length, device=device)
-    table = nearmiss_table(named_scorers(list(scorers), encoder), triplets)
+    scorers = named_scorers(list(scorers), encoder)
+    table = nearmiss_table(scorers, triplets, distractors=distractors, seed=seed)
+    lengths = {name: scorer_max_length(name, scorer, encoder) for name, scorer in scorers.items()}
+    table.insert(1, "max_length", table["scorer"].map(lengths).astype("Int64"))
     shown = table.round(4)
-    print(shown.to_markdown(index=False))
+    markdown = shown.to_markdown(index=False)
+    print(markdown)
     if out is not None:
-        write_table(shown, Path(out), f"near-miss triplets ({source})", encoder, time.time() - started)
+        from .reporting import write_table
+
+        title = f"near-miss triplets ({source}{f', first {limit} per category' if limit else ''}) with controls"
+        legend = LEGEND.format(k=distractors, seed=seed)
+        write_table(shown, Path(out), title, encoder, time.time() - started, f"{legend}\n\n{markdown}")
     return table
 
 
@@ -51,14 +124,35 @@ def register(subparsers) -> None:
     """Add ``compverify nearmiss`` (run by ``nearmiss_command``) to the command's sub-parsers."""
     from .cli_options import add_common_options, default_of
 
-    parser = subparsers.add_parser("nearmiss", help="near-miss table (win rate, AUC, mean similarity) per category")
+    parser = subparsers.add_parser(
+        "nearmiss", help="near-miss table per category: headline, win rate, identity win, distractor recall@1, ..."
+    )
     add_common_options(parser)
     parser.add_argument(
         "--source", default=default_of(run_nearmiss, "source"), choices=["all", "sugarcrepe", "condaqa"]
     )
-    parser.add_argument("--scorers", default="pooled,maxsim", help="comma-separated: pooled, maxsim")
-    parser.add_argument("--max-length", type=int, default=default_of(run_nearmiss, "max_length"))
+    parser.add_argument(
+        "--scorers",
+        default="pooled,maxsim",
+        help=f"comma-separated: {', '.join(SCORERS)} or the folder of a trained verifier artifact",
+    )
+    parser.add_argument(
+        "--max-length",
+        type=int,
+        default=default_of(run_nearmiss, "max_length"),
+        help="encoder max length in tokens (default %(default)s: CondaQA passages need 256, at 128 the edit is cut "
+        "off and the resulting ties count as losses); a verifier trained at another length keeps its own",
+    )
     parser.add_argument("--limit", type=int, default=None, help="first N triplets per category (quick runs)")
+    parser.add_argument(
+        "--distractors",
+        type=int,
+        default=default_of(run_nearmiss, "distractors"),
+        help="texts of other items per anchor for distractor recall@1 (default %(default)s)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=default_of(run_nearmiss, "seed"), help="seed of the distractor draw"
+    )
     parser.add_argument("--out", default="experiments/results/nearmiss-baselines", help="output stem (.md/.json)")
     parser.set_defaults(func=nearmiss_command)
 
@@ -72,6 +166,8 @@ def nearmiss_command(args: argparse.Namespace) -> pd.DataFrame:
         scorers=args.scorers.split(","),
         max_length=args.max_length,
         limit=args.limit,
+        distractors=args.distractors,
+        seed=args.seed,
         out=args.out,
         **given(args, "model", "device"),
     )

@@ -82,6 +82,14 @@ def test_real_triplets(data_dir):
     assert set(cq["category"]) == {"affirmative", "scope"} and len(cq) > 200
     ds = pt.get_dataset("irds:compverify/nearmiss/condaqa")
     assert len(ds.get_topics()) == len(cq)
+    control = pt.get_dataset("irds:compverify/nearmiss/condaqa/identity")
+    topics = control.get_topics()
+    assert len(topics) == len(cq) and topics["qid"].str.endswith("/identity").all()
+    assert len(control.get_qrels()) == len(cq)
+    near = nearmiss.near_miss_docnos("irds:compverify/nearmiss/condaqa/identity")
+    assert set(near) == set(topics["qid"])
+    # the groups: a SugarCrepe image, a CondaQA passage
+    assert sc["group"].str.endswith(".jpg").all() and cq.groupby("group")["category"].nunique().max() == 2
 
 
 @pytest.mark.integration

@@ -1,6 +1,7 @@
 """Near-miss triplets (anchor, positive, near-miss, category) from SugarCrepe and CondaQA, and the same
-benchmark as retrieval tasks ``compverify/nearmiss/{sugarcrepe,condaqa}`` (query = positive, relevant document =
-anchor, the near-misses in the corpus)."""
+benchmark as retrieval tasks: ``compverify/nearmiss/{sugarcrepe,condaqa}`` (query = positive, relevant document =
+anchor, the near-misses in the corpus) and the identity control ``compverify/nearmiss/{sugarcrepe,condaqa}/identity``
+(query = the anchor's own text, qid ``<id>/identity``, same corpus and relevant document)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 from collections import defaultdict
 from functools import cache
 
+import numpy as np
 import pandas as pd
 
 from . import local
@@ -20,7 +22,10 @@ CONDAQA_CATEGORIES = ("affirmative", "scope")
 PAPER_KIND = {"swap_att": "binding", "swap_obj": "binding", "replace_rel": "relation", "affirmative": "negation"}
 _SUGARCREPE_URL = "https://raw.githubusercontent.com/RAIVNLab/sugar-crepe/main/data/{category}.json"
 _CONDAQA_URL = "https://raw.githubusercontent.com/AbhilashaRavichander/CondaQA/main/data/condaqa_dev.json"
-COLUMNS = ["id", "source", "category", "kind", "anchor", "positive", "near_miss"]
+# group: the item a text belongs to (SugarCrepe: the COCO image; CondaQA: the passage); distractors for a triplet
+# come from other groups, so that another correct caption of the same image is never counted as a distractor
+COLUMNS = ["id", "source", "category", "kind", "group", "anchor", "positive", "near_miss"]
+IDENTITY_SUFFIX = "/identity"  # qid suffix of the identity-control queries of the retrieval task
 
 
 def sugarcrepe_items(category: str) -> dict[str, dict]:
@@ -62,6 +67,7 @@ def sugarcrepe_triplets(categories: tuple[str, ...] = SUGARCREPE_CATEGORIES) -> 
                         "sugarcrepe",
                         category,
                         PAPER_KIND.get(category, "other"),
+                        item["filename"],
                         anchor,
                         others[0],
                         item["negative_caption"].strip(),
@@ -93,6 +99,7 @@ def condaqa_triplets(categories: tuple[str, ...] = CONDAQA_CATEGORIES) -> pd.Dat
                         "condaqa",
                         category,
                         PAPER_KIND.get(category, "other"),
+                        pid,
                         edits[0],
                         edits[1],
                         edits[edit_of[category]],
@@ -116,37 +123,93 @@ def text_docno(text: str) -> str:
     return "t" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 
-def retrieval_task(triplets: pd.DataFrame) -> tuple[list[dict], pd.DataFrame, pd.DataFrame, dict[str, str]]:
+def distractor_texts(triplets: pd.DataFrame, k: int = 20, seed: int = 0) -> list[list[str]]:
+    """For each triplet, in row order: ``k`` texts of *other* items of the same source, the distractors of
+    distractor recall@1.
+
+    The pool is the anchors and positives (correct captions or passages) of the given triplets of that source;
+    a text qualifies when no triplet of the same ``group`` (image or passage) holds it and it is not the
+    triplet's anchor, positive or near-miss. Drawn without replacement with ``seed``; when fewer than ``k``
+    qualify, all of them. Without a ``group`` column each anchor is its own group.
+
+    >>> t = pd.DataFrame({"source": ["s"] * 3, "group": ["g1", "g1", "g2"], "anchor": ["a", "a", "c"],
+    ...                   "positive": ["b", "b", "d"], "near_miss": ["x", "y", "z"]})
+    >>> sorted(distractor_texts(t, k=5)[0]), sorted(distractor_texts(t, k=5)[2])
+    (['c', 'd'], ['a', 'b'])
+    """
+    groups = triplets["group"] if "group" in triplets.columns else triplets["anchor"]
+    groups = groups.astype(str).to_numpy()
+    anchors, positives = triplets["anchor"].to_numpy(), triplets["positive"].to_numpy()
+    near_misses = triplets["near_miss"].to_numpy()
+    out: list[list[str]] = [[] for _ in range(len(triplets))]
+    for _, rows in sorted(triplets.groupby("source", sort=True).indices.items()):
+        groups_of: dict[str, set[str]] = defaultdict(set)
+        for i in rows:
+            groups_of[anchors[i]].add(groups[i])
+            groups_of[positives[i]].add(groups[i])
+        pool = list(groups_of)
+        rng = np.random.default_rng(seed)
+        for i in rows:
+            own = {anchors[i], positives[i], near_misses[i]}
+            chosen = out[i]
+            for j in rng.permutation(len(pool)):
+                text = pool[j]
+                if groups[i] not in groups_of[text] and text not in own:
+                    chosen.append(text)
+                    if len(chosen) == k:
+                        break
+    return out
+
+
+def retrieval_task(
+    triplets: pd.DataFrame, *, identity: bool = False
+) -> tuple[list[dict], pd.DataFrame, pd.DataFrame, dict[str, str]]:
     """The triplets as a retrieval task: (docs, topics, qrels, qid -> docno of the query's near-miss).
 
-    Query = positive, relevant document = anchor; the corpus holds every anchor and near-miss, so a scorer that
-    cannot reject near-misses ranks the edited text above the right one.
+    Query = the positive (qid = the triplet id), relevant document = the anchor; the corpus holds every anchor
+    and near-miss, so a scorer that cannot reject near-misses ranks the edited text above the right one. With
+    ``identity=True`` the identity control: query = the anchor's own text (qid ``<id>/identity``), same corpus and
+    relevant document, so a scorer that merely dislikes overlap ranks the near-miss above an exact copy.
     """
     texts = pd.unique(pd.concat([triplets["anchor"], triplets["near_miss"]]))
     docs = [{"docno": text_docno(t), "text": t} for t in texts]
-    topics = pd.DataFrame({"qid": triplets["id"], "query": triplets["positive"]})
-    qrels = pd.DataFrame({"qid": triplets["id"], "docno": triplets["anchor"].map(text_docno), "label": 1})
-    near = dict(zip(triplets["id"], triplets["near_miss"].map(text_docno)))
+    qids = triplets["id"] + IDENTITY_SUFFIX if identity else triplets["id"]
+    topics = pd.DataFrame({"qid": qids, "query": triplets["anchor" if identity else "positive"]})
+    qrels = pd.DataFrame({"qid": qids, "docno": triplets["anchor"].map(text_docno), "label": 1})
+    near = dict(zip(qids, triplets["near_miss"].map(text_docno)))
     return docs, topics, qrels, near
 
 
 def near_miss_docnos(dataset_id: str) -> dict[str, str]:
-    """qid -> docno of the near-miss, for ``compverify/nearmiss/<source>`` ids."""
-    return _task(dataset_id.removeprefix("irds:").removeprefix("compverify/nearmiss/"))[3]
+    """qid -> docno of the near-miss, for ``compverify/nearmiss/<source>`` and ``.../<source>/identity`` ids."""
+    task = dataset_id.removeprefix("irds:").removeprefix("compverify/nearmiss/")
+    source = task.removesuffix(IDENTITY_SUFFIX)
+    return _task(source, task != source)[3]
 
 
 @cache
-def _task(source: str):
-    return retrieval_task(nearmiss_triplets(source))
+def _task(source: str, identity: bool = False):
+    return retrieval_task(nearmiss_triplets(source), identity=identity)
+
+
+def _rows(source: str, identity: bool, part: int, columns: list[str]):
+    """Tuples of ``columns`` of the task's topics (part 1) or qrels (part 2), for ir_datasets."""
+    return _task(source, identity)[part][columns].itertuples(index=False)
 
 
 def register() -> None:
-    """Register ``compverify/nearmiss/{sugarcrepe,condaqa}`` with ir_datasets (idempotent)."""
+    """Register ``compverify/nearmiss/{sugarcrepe,condaqa}`` and their ``/identity`` controls with ir_datasets
+    (idempotent)."""
+    defs = {
+        False: {1: "the anchor text the query paraphrases"},
+        True: {1: "the anchor text, identical to the query (identity control)"},
+    }
     for source in ("sugarcrepe", "condaqa"):
-        register_dataset(
-            f"compverify/nearmiss/{source}",
-            docs=lambda source=source: ((d["docno"], d["text"]) for d in _task(source)[0]),
-            queries=lambda source=source: _task(source)[1][["qid", "query"]].itertuples(index=False),
-            qrels=lambda source=source: _task(source)[2][["qid", "docno", "label"]].itertuples(index=False),
-            qrel_defs={1: "the anchor text the query paraphrases"},
-        )
+        for identity in (False, True):
+            register_dataset(
+                f"compverify/nearmiss/{source}" + (IDENTITY_SUFFIX if identity else ""),
+                docs=lambda s=source: ((d["docno"], d["text"]) for d in _task(s)[0]),
+                queries=lambda s=source, i=identity: _rows(s, i, 1, ["qid", "query"]),
+                qrels=lambda s=source, i=identity: _rows(s, i, 2, ["qid", "docno", "label"]),
+                qrel_defs=defs[identity],
+            )
