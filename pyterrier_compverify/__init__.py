@@ -1,49 +1,55 @@
-"""pyterrier_compverify: dense retrieval that tells "the same thing" from "almost the same words"."""
+"""pyterrier_compverify: dense retrieval that tells "the same thing" from "almost the same words".
 
-from .biencoder import BiEncoder
+Public names are imported on first use (``cv.MaxSim`` loads torch and the encoder only then), so the
+``compverify`` command starts fast; the dataset ids (``irds:compverify/...``) are registered on import.
+"""
+
+from __future__ import annotations
+
+import importlib
+
 from .datasets import setup_local_data
-from .encoder import DEFAULT_MODEL, EncodedTexts, TokenEncoder
-from .query_tokens import QueryTokens
-from .rerank import BagOfSimilarities, MaxSim, PooledCosine, SoftAlign, TokenReranker
-from .scoring import HEADS, MapCNNHead, MapTransformerHead, maxsim
-from .spec import EncoderSpec, IncompatibleEncoderError
-from .store import CorruptStoreError, TokenStore
-from .verifier import MapCNN, MapVerifier, TrainedHeadReranker, Verifier
 
 __version__ = "0.1.0"
-__all__ = [
-    "BiEncoder",
-    "BagOfSimilarities",
-    "MapCNN",
-    "MapCNNHead",
-    "MapTransformerHead",
-    "MapVerifier",
-    "PooledCosine",
-    "QueryTokens",
-    "SoftAlign",
-    "Verifier",
-    "DEFAULT_MODEL",
-    "EncoderSpec",
-    "HEADS",
-    "IncompatibleEncoderError",
-    "TrainedHeadReranker",
-    "CorruptStoreError",
-    "EncodedTexts",
-    "MaxSim",
-    "TokenEncoder",
-    "TokenReranker",
-    "TokenStore",
-    "maxsim",
-    "setup_local_data",
-]
 
+_PUBLIC = {  # name -> the module that defines it
+    "BiEncoder": "biencoder",
+    "BagOfSimilarities": "rerank",
+    "MaxSim": "rerank",
+    "PooledCosine": "rerank",
+    "SoftAlign": "rerank",
+    "TokenReranker": "rerank",
+    "MapCNN": "verifier",
+    "MapVerifier": "verifier",
+    "TrainedHeadReranker": "verifier",
+    "Verifier": "verifier",
+    "DEFAULT_MODEL": "encoder",
+    "EncodedTexts": "encoder",
+    "TokenEncoder": "encoder",
+    "QueryTokens": "query_tokens",
+    "HEADS": "scoring",
+    "MapCNNHead": "scoring",
+    "MapTransformerHead": "scoring",
+    "maxsim": "scoring",
+    "EncoderSpec": "spec",
+    "IncompatibleEncoderError": "spec",
+    "CorruptStoreError": "store",
+    "TokenStore": "store",
+}
 _SUBMODULES = ("datasets", "measures", "negatives", "querygen", "scoring", "training")
+__all__ = [*_PUBLIC, "setup_local_data"]
 
 
 def __getattr__(name: str):
-    """``cv.training``, ``cv.negatives``, ``cv.querygen``, ``cv.measures``: imported on first use (spaCy)."""
+    """Public classes and ``cv.training``, ``cv.negatives``, ... are imported on first use."""
+    if name in _PUBLIC:
+        value = getattr(importlib.import_module(f"{__name__}.{_PUBLIC[name]}"), name)
+        globals()[name] = value
+        return value
     if name in _SUBMODULES:
-        import importlib
-
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PUBLIC, *_SUBMODULES])
