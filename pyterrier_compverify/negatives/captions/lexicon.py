@@ -1,0 +1,262 @@
+"""Curated word lists for everyday scenes (people, animals, clothes, vehicles, terrain), written for image captions.
+
+Each list pairs a word with the words it may become: co-hyponyms or antonyms for near-misses, synonyms for
+paraphrases. Nouns not listed are classed through WordNet (person, animal, clothing, vehicle).
+"""
+
+from __future__ import annotations
+
+
+def _pairs(text: str, both: bool = True) -> dict[str, list[str]]:
+    """``"a:b,c d:e"`` -> {a: [b, c], d: [e]} (and, with ``both``, b -> a, c -> a, e -> d)."""
+    out: dict[str, list[str]] = {}
+    for item in text.split():
+        word, _, targets = item.partition(":")
+        for target in targets.split(","):
+            target = target.replace("_", " ")
+            out.setdefault(word, []).append(target)
+            if both:
+                out.setdefault(target, []).append(word)
+    return {w: list(dict.fromkeys(t)) for w, t in out.items()}
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# --- noun classes --------------------------------------------------------------------------------------------------
+
+ADULTS = _words("man men woman women guy guys lady ladies gentleman gentlemen adult adults person people")
+CHILDREN = _words("boy boys girl girls child children kid kids toddler toddlers baby babies infant infants")
+MALE = _words(
+    "man men boy boys guy guys gentleman gentlemen father dad son sons brother brothers husband boyfriend "
+    "policeman fireman cowboy"
+)
+FEMALE = _words(
+    "woman women girl girls lady ladies mother mom daughter daughters sister sisters wife bride girlfriend "
+    "policewoman cowgirl"
+)
+GENDERED_PRONOUNS = _words("he him his himself she her hers herself")
+THIRD_SINGULAR_PRONOUNS = GENDERED_PRONOUNS | _words("it its itself")
+ANIMALS = _words(
+    "dog dogs puppy puppies cat cats kitten kittens horse horses pony ponies cow cows bull bulls sheep goat goats "
+    "pig pigs bird birds duck ducks goose geese chicken chickens camel camels donkey donkeys elephant elephants "
+    "poodle poodles greyhound greyhounds terrier terriers collie collies beagle beagles dachshund pug bulldog husky "
+    "chihuahua dalmatian labrador retriever"
+)
+CLOTHING = _words(
+    "shirt shirts jacket jackets coat coats dress dresses skirt skirts hat hats cap caps helmet helmets sweater "
+    "sweaters hoodie hoodies sweatshirt sweatshirts vest vests uniform uniforms costume costumes suit suits scarf "
+    "jeans shorts pants trousers sunglasses goggles glasses boots sandals shoes sneakers swimsuit bikini top tank "
+    "outfit gloves mask wetsuit jersey apron robe bandana headband tie"
+)
+PLURAL_ONLY = _words("jeans shorts pants trousers sunglasses goggles glasses")
+# things whose colour is a plausible detail
+COLOURABLE = CLOTHING | _words(
+    "ball balls frisbee frisbees toy toys kite kites umbrella umbrellas balloon balloons bag bags backpack tent "
+    "flag flags sign car cars truck trucks bus bike bikes bicycle bicycles motorcycle motorcycles scooter "
+    "skateboard boat boats kayak canoe raft surfboard sled chair chairs bench door fence wall house building "
+    "towel blanket bucket cup hose rope stick leash collar bowl box net cone slide swing"
+)
+TERRAIN = _words("grass sand snow mud dirt water")
+# nouns a person or animal can be under as well as on
+UNDER_OK = _words("table bridge desk car truck blanket tree")
+# nouns with an up and a down (slopes and things to climb)
+SLOPES = _words(
+    "hill hills slope slopes mountain mountains stairs steps staircase stairway ramp ladder rock rocks wall pole "
+    "tree slide dune dunes cliff embankment bank hillside mountainside river stream waterfall escalator"
+)
+# verbs of motion that go into / out of, onto / off something
+MOTION_VERBS = _words(
+    "come go walk run jump climb get step swim crawl leap dive fall slide hop ride roll move head emerge look peer "
+    "peek drive wade splash race sprint charge"
+)
+# containers one can go into or out of
+CONTAINERS = _words(
+    "water pool lake river ocean sea pond puddle fountain waves wave building house car truck bus tent room hole "
+    "tunnel store shop box bag cave snow mud tub bathtub bucket crowd woods forest field train subway elevator "
+    "restaurant door doorway garage barn cage kennel tube surf"
+)
+COLLECTIVE = _words(
+    "group couple pair lot bunch crowd herd team flock line few variety set number pack row kind sort piece "
+    "lots series game match"
+)
+
+# --- attributes ----------------------------------------------------------------------------------------------------
+
+COLOURS = ("black", "white", "brown", "red", "blue", "green", "yellow", "pink", "orange", "purple", "grey", "gray")
+NATURAL_COLOURS = ("black", "white", "brown", "tan", "grey", "gray", "golden")  # of animals and hair
+HAIR_LIKE = _words("hair fur coat mane beard eyes eye")
+ATTRIBUTE_CLASS = {
+    **{c: "colour" for c in (*COLOURS, "tan", "golden", "silver", "beige", "blond", "blonde")},
+    **{w: "size" for w in "big small little large huge tiny giant".split()},
+    **{w: "age" for w in "young old older elderly teenage younger".split()},
+    **{w: "height" for w in "tall short".split()},
+    **{w: "material" for w in "wooden metal plastic stone brick concrete leather".split()},
+    **{w: "state" for w in "wet dry empty full open closed clean dirty".split()},
+    **{w: "terrain" for w in "grassy sandy snowy rocky muddy".split()},
+}
+ANTONYMS = _pairs(
+    "big:small,little large:small little:big huge:tiny tall:short young:old older:younger elderly:young "
+    "wet:dry empty:full open:closed clean:dirty shallow:deep calm:rough busy:empty crowded:empty "
+    "long:short curly:straight thick:thin wide:narrow dark:light sunny:cloudy indoor:outdoor happy:sad "
+    "grassy:sandy,snowy,rocky sandy:grassy,rocky snowy:grassy,sandy rocky:sandy,grassy muddy:clean "
+    "wooden:metal metal:wooden plastic:wooden brick:wooden stone:wooden concrete:wooden",
+    both=False,
+)
+ANTONYMS["old"] = ["young"]  # of people and animals; objects get "new" (see rules)
+ANTONYMS["small"] = ["big", "large"]
+ANTONYMS["short"] = ["tall", "long"]  # tall for people, long for hair and things (see rules)
+
+# attributes to add, by noun class
+ADD_ATTRIBUTES = {
+    "adult": ("young", "old", "tall", "smiling", "blond"),
+    "child": ("smiling", "blond"),
+    "animal": ("black", "white", "brown", "small", "large", "wet"),
+    "colourable": tuple(c for c in COLOURS if c != "gray"),
+    "water": ("deep", "shallow", "calm", "muddy"),
+    "grass": ("tall", "wet", "dry"),
+    "sand": ("wet", "dry"),
+    "snow": ("deep", "fresh"),
+    "street": ("busy", "empty", "wet"),
+    "road": ("empty", "wet", "narrow"),
+    "beach": ("crowded", "empty", "rocky"),
+    "park": ("crowded", "empty"),
+    "field": ("muddy", "empty"),
+    "hill": ("steep", "snowy", "rocky", "grassy"),
+    "mountain": ("steep", "snowy", "rocky"),
+    "building": ("tall", "old", "brick"),
+}
+# an added adjective that repeats a word of the caption (or its noun) is redundant: snowy + snow
+RELATED_WORDS = {
+    "snowy": "snow",
+    "grassy": "grass",
+    "sandy": "sand",
+    "rocky": "rock",
+    "muddy": "mud",
+    "wet": "water",
+    "smiling": "smile",
+}
+
+# --- nouns: co-hyponyms ----------------------------------------------------------------------------------------------
+
+OBJECT_SWAPS = {
+    "people": _pairs(
+        "man:woman,boy woman:man,girl boy:girl,man girl:boy,woman guy:lady lady:guy father:mother mother:father "
+        "dad:mom mom:dad son:daughter daughter:son brother:sister sister:brother husband:wife wife:husband "
+        "child:adult kid:adult",
+        both=False,
+    ),
+    "animal": _pairs(
+        "dog:cat puppy:kitten horse:donkey,cow cow:sheep sheep:goat duck:goose poodle:terrier,beagle "
+        "greyhound:collie,poodle terrier:beagle collie:beagle dalmatian:poodle chihuahua:beagle",
+        both=True,
+    ),
+    "vehicle": _pairs(
+        "bike:motorcycle bicycle:motorcycle car:truck bus:train skateboard:scooter kayak:canoe boat:raft sled:toboggan",
+        both=True,
+    ),
+    "clothing": _pairs(
+        "shirt:jacket,sweater jacket:coat dress:skirt hat:helmet,cap helmet:cap sweater:jacket hoodie:jacket "
+        "jeans:shorts shorts:pants pants:jeans sunglasses:goggles boot:sandal shoe:boot sneaker:boot "
+        "swimsuit:dress glove:mitten scarf:tie",
+        both=True,
+    ),
+    "thing": _pairs(
+        "ball:frisbee stick:ball frisbee:ball bat:racket guitar:violin piano:guitar trumpet:saxophone "
+        "bench:chair couch:bed chair:stool kite:balloon beer:coffee coffee:tea soda:beer sandwich:pizza "
+        "book:newspaper umbrella:flag",
+        both=True,
+    ),
+    "terrain": _pairs("grass:sand,snow sand:snow mud:snow dirt:grass", both=True),
+    "water": _pairs("ocean:lake lake:river river:lake pool:lake pond:pool sea:lake", both=True),
+    "sport": _pairs(
+        "soccer:football,rugby football:soccer,rugby basketball:volleyball,tennis tennis:volleyball,badminton "
+        "baseball:softball,cricket hockey:lacrosse volleyball:basketball rugby:soccer",
+        both=True,
+    ),
+}
+REPLACEABLE_COMPOUNDS = frozenset(OBJECT_SWAPS["sport"])  # sports replace as modifiers too: soccer ball -> tennis ball
+SPORT_HEADS = _words("ball game match player team uniform jersey court field practice fan")
+
+# --- verbs: relations ----------------------------------------------------------------------------------------------
+# lemma -> replacements; "transitive" ones need a direct object of the listed classes
+INTRANSITIVE_SWAPS = _pairs(
+    "sit:stand stand:sit lie:sit lay:sit kneel:stand crouch:stand squat:stand run:walk walk:run jog:walk "
+    "swim:wade sleep:sit smile:frown laugh:cry cry:laugh dance:sing sing:dance float:sink win:lose lose:win",
+    both=False,
+)
+TRANSITIVE_SWAPS = {  # lemma -> [(replacement, object classes or None for any non-living object)]
+    "throw": [("catch", None)],
+    "catch": [("throw", None)],
+    "push": [("pull", None)],
+    "pull": [("push", None)],
+    "open": [("close", None)],
+    "close": [("open", None)],
+    "enter": [("leave", None)],
+    "leave": [("enter", None)],
+    "exit": [("enter", None)],
+    "climb": [("descend", None)],
+    "descend": [("climb", None)],
+    "wear": [("hold", "clothing")],
+    "hold": [("wear", "clothing"), ("drop", None)],
+    "carry": [("drop", None)],
+    "kick": [("throw", "ball")],
+    "drink": [("spill", None)],
+    "read": [("write", None)],
+    "buy": [("sell", None)],
+    "sell": [("buy", None)],
+    "fill": [("empty", None)],
+    "raise": [("lower", None)],
+    "lift": [("lower", None)],
+    "ride": [("push", "vehicle"), ("lead", "animal")],
+    "chase": [("run from", "living")],
+    "follow": [("lead", "living")],
+    "lead": [("follow", "living")],
+}
+# their object may not become an adult, and a child may not do them to an adult
+CARRY_VERBS = _words("hold carry lift feed cradle hug push throw toss flip swing place put set lay drop pick")
+FETCH_THINGS = _words("ball stick frisbee")  # replaced only where something plays with them
+FETCH_VERBS = _words("throw catch chase fetch carry hold kick play toss retrieve grab bite")
+BALLS = _words("ball balls football soccerball basketball volleyball frisbee")
+# swapping doer and undergoer: never for symmetric verbs; a person and an animal only for verbs either can do;
+# two animals not for verbs only people do
+SYMMETRIC_VERBS = _words(
+    "hug kiss embrace fight wrestle meet marry greet face play race join accompany battle box spar"
+)
+EITHER_WAY_VERBS = _words("chase follow watch approach push pull splash spray kick look stare smile point wave")
+HUMAN_AGENT_VERBS = _words(
+    "hold carry lift feed photograph help teach pet walk lead ride train brush wash dress groom throw catch pat "
+    "comfort tickle guide hand give film retrieve fetch"
+)
+# prepositions relating two living things in one direction
+DIRECTED_PREPOSITIONS = _words("behind after toward towards above below under over at")
+
+# --- spatial words -------------------------------------------------------------------------------------------------
+UP_DOWN_VERBS = _words(
+    "climb climbing climbs run running runs walk walking walks go going goes come coming comes look looking looks "
+    "slide sliding slides ride riding rides ski skiing skis roll rolling rolls hike hiking hikes "
+    "head heading heads move moving moves point pointing points reach reaching reaches glance glancing stare "
+    "staring bike biking skate skating race racing races swim swimming fly flying flies"
+)
+FLAT_PATHS = _words(
+    "street road sidewalk path trail lane hallway aisle alley block track runway beach field avenue pavement "
+    "boardwalk walkway driveway corridor line"
+)
+BARRIERS = _words("fence bar rope net log pole hurdle barrier gate obstacle arch bridge branch")
+
+# --- paraphrase ----------------------------------------------------------------------------------------------------
+SYNONYMS = _pairs(
+    "guy:man guys:men kid:child kids:children child:kid children:kids little:small big:large large:big "
+    "huge:enormous bike:bicycle bicycle:bike bikes:bicycles bicycles:bikes couch:sofa sofa:couch "
+    "yelling:shouting shouting:yelling grinning:smiling leaping:jumping jumping:leaping leaps:jumps jumps:leaps "
+    "talking:speaking speaking:talking lady:woman ladies:women mom:mother dad:father mother:mom father:dad "
+    "sidewalk:pavement pants:trousers trousers:pants sitting:seated photo:picture,photograph picture:photo "
+    "photograph:picture toward:towards towards:toward grey:gray gray:grey ocean:sea sea:ocean "
+    "stone:rock cellphone:phone",
+    both=False,
+)
+PREPOSITION_SYNONYMS = {"next to": "beside", "beside": "next to", "near": "close to", "atop": "on top of",
+                        "on top of": "atop"}  # fmt: skip
+PHOTO_WORDS = _words("photo picture photograph")  # synonyms only as "take a picture" / "pose for a photo"
+STATIVE = _words("be have own know like seem look appear belong contain")

