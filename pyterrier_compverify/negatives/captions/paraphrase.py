@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..inflect import indefinite_article, inflect_verb
 from . import lexicon as lx
-from .rules import NOUN_TAGS, Candidate, _edit, _np_start
+from .shared import NOUN_TAGS, Candidate, make_edit, np_start
 from .words import Changes, child, fix_article, hyphenated, noun_class, person, plain, put, replace_span, verb_lemma
 
 _NOT_AFTER_THE = frozenset("first last only same other next best main".split())
@@ -29,7 +29,7 @@ def _article(doc) -> list[Candidate]:
     new = "the" if det.lower_ in ("a", "an") else indefinite_article(doc[1].text)
     changes: Changes = {}
     put(changes, det, new)
-    return [_edit(doc, changes, "paraphrase", "article")]
+    return [make_edit(doc, changes, "paraphrase", "article")]
 
 
 def _synonym_ok(token) -> bool:
@@ -55,7 +55,7 @@ def _synonyms(doc) -> list[Candidate]:
                 changes: Changes = {}
                 put(changes, token, new)
                 fix_article(changes, doc, token.i, new)
-                out.append(_edit(doc, changes, "paraphrase", "synonym"))
+                out.append(make_edit(doc, changes, "paraphrase", "synonym"))
     n = len(doc)
     for t in doc:
         nxt = doc[t.i + 1].lower_ if t.i + 1 < n else ""
@@ -67,7 +67,7 @@ def _synonyms(doc) -> list[Candidate]:
         elif t.lower_ == "on" and nxt == "top" and t.i + 2 < n and doc[t.i + 2].lower_ == "of":
             replace_span(changes, doc, t.i, t.i + 3, "atop")
         if changes:
-            out.append(_edit(doc, changes, "paraphrase", "synonym"))
+            out.append(make_edit(doc, changes, "paraphrase", "synonym"))
     return out
 
 
@@ -83,7 +83,7 @@ def _conjuncts(doc) -> list[Candidate]:
             continue
         if any(True for _ in second.rights) or child(first, "det") is None or child(second, "det") is None:
             continue
-        s1, s2 = _np_start(first), _np_start(second)
+        s1, s2 = np_start(first), np_start(second)
         if s1 is None or s2 is None or not (first.i < cc.i < s2) or cc.i != first.i + 1 or cc.i + 1 != s2:
             continue
         words = [plain(doc[s1])] + [t.text for t in doc[s1 + 1 : first.i + 1]]
@@ -92,7 +92,7 @@ def _conjuncts(doc) -> list[Candidate]:
         changes: Changes = {}
         replace_span(changes, doc, s1, first.i + 1, text2)
         replace_span(changes, doc, s2, second.i + 1, text1)
-        out.append(_edit(doc, changes, "paraphrase", "conjunct-order"))
+        out.append(make_edit(doc, changes, "paraphrase", "conjunct-order"))
     return out
 
 
@@ -115,7 +115,7 @@ def _aspect(doc) -> list[Candidate]:
             changes[auxes[0].i] = ""
             put(changes, verb, inflect_verb(lemma, "VBZ" if auxes[0].lower_ == "is" else "VBP"))
         if changes:
-            out.append(_edit(doc, changes, "paraphrase", "aspect"))
+            out.append(make_edit(doc, changes, "paraphrase", "aspect"))
     return out
 
 
@@ -133,7 +133,7 @@ def _in_wearing(doc) -> list[Candidate]:
             if obj is not None and noun_class(obj) == "clothing" and all(c.dep_ == "dobj" for c in t.children):
                 put(changes, t, "in")
         if changes:
-            out.append(_edit(doc, changes, "paraphrase", "in-wearing"))
+            out.append(make_edit(doc, changes, "paraphrase", "in-wearing"))
     return out
 
 

@@ -1,0 +1,99 @@
+"""Count near-misses (``count``): a dog -> two dogs, two dogs -> three dogs, three dogs -> one dog."""
+
+from __future__ import annotations
+
+from . import lexicon as lx
+from .shared import NOUN_TAGS, Candidate, make_edit
+from .words import (
+    Changes,
+    agree,
+    body_part,
+    child,
+    concrete,
+    hyphenated,
+    is_plural,
+    living,
+    noun_class,
+    noun_lemma,
+    plural_noun,
+    put,
+    verb_lemma,
+)
+
+NUMBERS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def _pluralisable(noun) -> bool:
+    """A singular count noun whose plural reads naturally: no collective, no singular thing it wears or holds, no
+    later pronoun that would lose its antecedent."""
+    doc = noun.doc
+    if noun.tag_ != "NN" or noun.pos_ != "NOUN" or noun_lemma(noun.lower_) in lx.COLLECTIVE or hyphenated(noun):
+        return False
+    if noun_class(noun) == "clothing" or noun.lower_ in lx.TERRAIN or body_part(noun):
+        return False
+    if not living(noun) and not (
+        noun.dep_ == "dobj" and verb_lemma(noun.head) not in ("ride", "wear", "drive") and concrete(noun)
+    ):
+        return False
+    if noun.dep_ == "pobj" and noun.head.lower_ in ("on", "in", "inside", "into", "onto", "at"):
+        return False
+    if any(c.lower_ in ("lone", "single", "only", "solitary", "sole") for c in noun.lefts):
+        return False
+    if noun_lemma(noun.lower_) in lx.FLAT_PATHS | lx.SLOPES:
+        return False
+    own = [
+        *noun.subtree,
+        *(child(noun.head, "dobj").subtree if noun.dep_ == "nsubj" and child(noun.head, "dobj") else ()),
+    ]
+    worn = [t for t in own if t.i > noun.i and t.lower_ in lx.CLOTHING and not is_plural(t)]
+    if worn or any(t.lower_ == "with" and t.i > noun.i for t in noun.subtree):
+        return False
+    if child(noun, "compound", "poss", "conj", "cc") is not None or noun.dep_ in ("conj", "compound"):
+        return False
+    if any(t.lower_ in lx.THIRD_SINGULAR_PRONOUNS for t in doc[noun.i + 1 :]):
+        return False
+    for c in noun.rights:
+        if c.dep_ in ("prep", "acl", "relcl"):
+            inner = child(c, "pobj", "dobj")
+            if inner is not None and not is_plural(inner) and inner.tag_ in NOUN_TAGS:
+                return False
+    return plural_noun(noun_lemma(noun.lower_)) is not None
+
+
+_PLURAL_ONLY_WORDS = frozenset("they them their themselves each both together other another between among".split())
+
+
+def count(doc) -> list[Candidate]:
+    """A count changes: a dog -> two dogs, two dogs -> three dogs, three dogs -> one dog."""
+    out = []
+    for det in doc:
+        word = det.lower_
+        noun = det.head
+        if det.dep_ == "det" and word in ("a", "an", "one") or det.dep_ == "nummod" and word == "one":
+            if not _pluralisable(noun) or det.i + 1 < len(doc) and doc[det.i + 1].lower_ in ("few", "lot", "little"):
+                continue
+            changes: Changes = {}
+            put(changes, det, "two")
+            put(changes, noun, plural_noun(noun_lemma(noun.lower_)))
+            if agree(changes, noun, to_plural=True):
+                out.append(make_edit(doc, changes, "count", "one-to-two"))
+        elif det.dep_ == "nummod" and word in NUMBERS[1:] and noun.tag_ == "NNS":
+            value = NUMBERS.index(word) + 1
+            for new in (value - 1, value + 1):
+                if 2 <= new <= len(NUMBERS):
+                    changes = {}
+                    put(changes, det, NUMBERS[new - 1])
+                    out.append(make_edit(doc, changes, "count", "number"))
+            singular = noun_lemma(noun.lower_)
+            if (
+                plural_noun(singular) == noun.lower_
+                and child(noun, "conj", "cc") is None
+                and noun.dep_ != "conj"
+                and not any(t.lower_ in _PLURAL_ONLY_WORDS for t in doc)
+            ):
+                changes = {}
+                put(changes, det, "one")
+                put(changes, noun, singular)
+                if agree(changes, noun, to_plural=False):
+                    out.append(make_edit(doc, changes, "count", "many-to-one"))
+    return out

@@ -1,0 +1,184 @@
+"""Replacement near-misses: an attribute, object or relation becomes another one (``replace_att``, ``replace_obj``,
+``replace_rel``)."""
+
+from __future__ import annotations
+
+from . import lexicon as lx
+from .shared import NOUN_TAGS, Candidate, fits, make_edit, object_group, simple_adjective
+from .words import (
+    Changes,
+    child,
+    fix_article,
+    fixed_term,
+    gender,
+    hyphenated,
+    inflect_noun,
+    lemma_set,
+    living,
+    noun_class,
+    noun_lemma,
+    person,
+    put,
+    replace_span,
+    verb_form,
+    verb_lemma,
+)
+
+# --- replace_att ---------------------------------------------------------------------------------------------------
+
+_OPENABLE = frozenset("mouth door window eyes eye book box gate hand umbrella car".split())
+_CROWD_PLACES = frozenset("street beach park room pool road sidewalk plaza square city area field parking".split())
+_TONE = frozenset("hair fur skin coat jacket shirt clothing".split())
+
+
+def _antonyms(adjective, noun) -> list[str]:
+    word = noun.lower_
+    if adjective == "old":
+        return ["young"] if living(noun) else ["new"]
+    if adjective == "young" and noun_class(noun) == "child":
+        return ["older"]
+    if adjective == "short":
+        return ["tall"] if person(noun) else ["long"]
+    if adjective in ("open", "closed") and noun_lemma(word) not in _OPENABLE:
+        return []
+    if adjective == "empty":
+        return ["crowded"] if noun_lemma(word) in _CROWD_PLACES else ["full"]
+    if adjective in ("dark", "light") and word not in _TONE:
+        return []
+    if adjective in ("curly", "straight") and word not in lx.HAIR_LIKE:
+        return []
+    return [a for a in lx.ANTONYMS.get(adjective, []) if lx.ATTRIBUTE_CLASS.get(a) != "age" or living(noun)]
+
+
+def replace_att(doc) -> list[Candidate]:
+    """An attribute becomes another of its class (colour) or its antonym (big -> small, wet -> dry)."""
+    out = []
+    present = {t.lower_ for t in doc}
+    for adj in doc:
+        word = adj.lower_
+        if adj.dep_ == "amod" and simple_adjective(adj) and adj.head.lower_ not in ("bit", "while", "league"):
+            noun = adj.head
+        elif adj.dep_ == "acomp" and adj.head.lemma_ == "be" and not any(True for _ in adj.children):
+            noun = child(adj.head, "nsubj")
+        else:
+            continue
+        if noun is None or (adj.i + 1 < len(doc) and lx.ATTRIBUTE_CLASS.get(doc[adj.i + 1].lower_) == "colour"):
+            continue
+        if adj.dep_ == "amod" and fixed_term(adj, noun):
+            continue
+        cls = lx.ATTRIBUTE_CLASS.get(word)
+        if cls == "colour":
+            options = [c for c in lx.COLOURS if c not in present and c != "gray" and fits(c, noun)]
+            rule = "colour"
+        else:
+            options = [a for a in _antonyms(word, noun) if a not in present]
+            rule = cls or "antonym"
+        for new in options:
+            changes: Changes = {}
+            put(changes, adj, new)
+            fix_article(changes, doc, adj.i, new)
+            out.append(make_edit(doc, changes, "replace_att", rule))
+    return out
+
+
+# --- replace_obj ---------------------------------------------------------------------------------------------------
+
+
+def replace_obj(doc) -> list[Candidate]:
+    """An object becomes a co-hyponym: dog -> cat, man -> woman, grass -> sand, soccer -> tennis."""
+    out = []
+    present = lemma_set(doc)
+    has_gendered_pronoun = any(t.lower_ in lx.GENDERED_PRONOUNS for t in doc)
+    for noun in doc:
+        if noun.tag_ not in NOUN_TAGS or hyphenated(noun) or noun.pos_ != "NOUN":
+            continue
+        if noun.dep_ == "compound" and (
+            noun.lower_ not in lx.REPLACEABLE_COMPOUNDS or noun_lemma(noun.head.lower_) not in lx.SPORT_HEADS
+        ):
+            continue
+        if any(c.lower_ in ("another", "other") for c in noun.lefts):
+            continue
+        if child(noun, "compound") is not None or (noun.i > 0 and doc[noun.i - 1].lower_ == "hot"):
+            continue
+        found = object_group(noun)
+        if found is None:
+            continue
+        group, key, targets = found
+        if key in lx.FETCH_THINGS and not (
+            any(living(t) and noun_class(t) == "animal" for t in doc) or verb_lemma(noun.head) in lx.FETCH_VERBS
+        ):
+            continue
+        for target in targets:
+            if target in present or (has_gendered_pronoun and gender(key) != gender(target)):
+                continue
+            if target in lx.ADULTS and any(c.lower_ in ("little", "young", "baby", "teenage") for c in noun.lefts):
+                continue
+            if target in lx.ADULTS and noun.dep_ == "dobj" and verb_lemma(noun.head) in lx.CARRY_VERBS:
+                continue
+            new = inflect_noun(target, noun)
+            if new is None:
+                continue
+            changes: Changes = {}
+            put(changes, noun, new)
+            fix_article(changes, doc, noun.i, new)
+            out.append(make_edit(doc, changes, "replace_obj", group))
+    return out
+
+
+# --- replace_rel ---------------------------------------------------------------------------------------------------
+
+
+def _object_fits(required, obj) -> bool:
+    if required is None:
+        return not living(obj)
+    if required == "living":
+        return living(obj)
+    if required == "ball":
+        return obj.lower_ in lx.BALLS or (obj.lower_ == "ball")
+    if required == "clothing":
+        return noun_class(obj) == "clothing"
+    return noun_class(obj) == required
+
+
+def replace_rel(doc) -> list[Candidate]:
+    """A relation becomes another one: sitting -> standing, throws -> catches, next to -> far from."""
+    out = []
+    for verb in doc:
+        if verb.pos_ != "VERB" or verb.dep_ in ("amod", "compound") or child(verb, "prt") is not None:
+            continue
+        lemma = verb_lemma(verb)
+        if lemma is None or verb.tag_ == "VBN":
+            continue
+        obj = child(verb, "dobj")
+        options = []
+        if lemma in lx.INTRANSITIVE_SWAPS and obj is None:
+            options = lx.INTRANSITIVE_SWAPS[lemma]
+        elif lemma in lx.TRANSITIVE_SWAPS and obj is not None and obj.tag_ in NOUN_TAGS:
+            if lemma == "throw" and any(
+                c.dep_ in ("prep", "dative") and c.lower_ in ("to", "for") for c in verb.rights
+            ):
+                continue
+            options = [new for new, required in lx.TRANSITIVE_SWAPS[lemma] if _object_fits(required, obj)]
+            if any(c.dep_ == "prep" and c.lower_ == "in" for c in verb.rights):
+                options = [o for o in options if o != "drop"]
+        for new in options:
+            form = verb_form(new, verb.tag_)
+            if form:
+                changes: Changes = {}
+                put(changes, verb, form)
+                out.append(make_edit(doc, changes, "replace_rel", "verb"))
+    for token in doc:
+        if token.lower_ in ("near", "beside") and token.dep_ == "prep" and child(token, "pobj") is not None:
+            changes = {}
+            put(changes, token, "far from")
+            out.append(make_edit(doc, changes, "replace_rel", "preposition"))
+        elif (
+            token.lower_ == "next"
+            and token.i + 1 < len(doc)
+            and doc[token.i + 1].lower_ == "to"
+            and child(doc[token.i + 1], "pobj") is not None
+        ):
+            changes = {}
+            replace_span(changes, doc, token.i, token.i + 2, "far from")
+            out.append(make_edit(doc, changes, "replace_rel", "preposition"))
+    return out
