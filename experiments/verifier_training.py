@@ -114,7 +114,13 @@ def train(args) -> None:
     )
     encoder = cv.TokenEncoder(device="cpu")
     start = time.time()
-    verifier, log = train_verifier(rows, run_dir / args.name, encoder=encoder, config=config)
+    pool = [  # every text any seed's rows can hold: one state cache for all runs
+        *d["train_captions"]["caption"],
+        *d["train_edits"]["edit"],
+        *sources["structural"][["anchor", "positive", "negative"]].to_numpy().ravel(),
+        *sources["retrieval"][["anchor", "positive", "negative"]].to_numpy().ravel(),
+    ]
+    verifier, log = train_verifier(rows, run_dir / args.name, encoder=encoder, config=config, cache_texts=pool)
     info = {
         "command": shlex.join([sys.executable, *sys.argv]),
         "rows_by_source": rows["source"].value_counts().to_dict(),

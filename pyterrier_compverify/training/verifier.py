@@ -177,9 +177,12 @@ def train_verifier(
     resume: bool = True,
     verbose: bool = True,
     callbacks: list | None = None,
+    cache_texts: list[str] | None = None,
 ):
     """Train a verifier head (and, end-to-end, the encoder) and save it as a :class:`~.Verifier` artifact in
     ``output_dir`` (checkpoints under ``output_dir/checkpoints``; an interrupted run resumes from the last one).
+    ``cache_texts``: cache the states of these texts (a superset of the rows' texts) so runs over different rows
+    of one pool share one cache.
 
     Returns the saved :class:`pyterrier_compverify.Verifier` and the training log (list of dicts).
     """
@@ -197,7 +200,7 @@ def train_verifier(
     torch.manual_seed(config.seed)
     head_config = {"dim": encoder.dim, **config.head_config}
     head = build_head(config.head, **head_config)
-    source, text_ids = _state_source(encoder, frame, config, output_dir, verbose)
+    source, text_ids = _state_source(encoder, frame, config, output_dir, verbose, cache_texts)
     model = VerifierModel(source, head, temperature=config.temperature)
     args = training_arguments(
         TrainingArguments,
@@ -239,11 +242,17 @@ def train_verifier(
     return verifier, log
 
 
-def _state_source(encoder, frame, config, output_dir: Path, verbose: bool):
+def _state_source(encoder, frame, config, output_dir: Path, verbose: bool, cache_texts=None):
     """The model's state source and, for a cache, the text -> id map its collator needs."""
     if config.mode == "end-to-end" or not config.cache_states:
         return EncoderStates(encoder, train=config.mode != "frozen"), None
     texts = list(dict.fromkeys(frame[["anchor", "positive", "negative"]].to_numpy().ravel().tolist()))
+    if cache_texts is not None:
+        universe = list(dict.fromkeys(cache_texts))
+        missing = set(texts) - set(universe)
+        if missing:
+            raise ValueError(f"{len(missing)} row texts are not in cache_texts, e.g. {sorted(missing)[:1]}")
+        texts = universe
     top_layers = config.top_layers if config.mode == "last-layer" else 0
     folder = config.cache_dir or output_dir / "state-cache"
     cache = StateCache.build(encoder, texts, folder, top_layers=top_layers, bf16=config.bf16, verbose=verbose)
