@@ -4,6 +4,7 @@ linear decay, seeds, checkpoints and resume. The trainer brings multi-GPU and mi
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -11,8 +12,10 @@ from pathlib import Path
 import pandas as pd
 
 from ..encoder import DEFAULT_MODEL, TokenEncoder, resolve_model_path
-from .hf import run_training, training_arguments
+from .hf import prepare_output, run_fingerprint, run_training, training_arguments
 from .triplets import load_triplets
+
+TRAINING_FILE = "compverify_training.json"
 
 
 @dataclass
@@ -29,6 +32,12 @@ class EncoderTrainingConfig:
     logging_steps: int = 10
     no_duplicates: bool = False  # batches without repeated texts (needed when a passage has many queries)
 
+    def __post_init__(self):
+        if self.steps <= 0 or self.batch_size <= 0 or self.lr <= 0:
+            raise ValueError(
+                f"steps, batch_size and lr must be positive, got {self.steps}, {self.batch_size}, {self.lr}"
+            )
+
 
 def train_encoder(
     rows: pd.DataFrame | str | os.PathLike,
@@ -40,11 +49,13 @@ def train_encoder(
     verbose: bool = True,
     device: str | None = None,
     callbacks: list | None = None,
+    overwrite: bool = False,
 ) -> TokenEncoder:
     """Fine-tune ``model`` on (anchor, positive, negative) rows, or on (anchor, positive) pairs with in-batch
     negatives only (no ``negative`` column; ``scale=100`` is InfoNCE at temperature 0.01). ``no_duplicates``
     keeps repeated texts out of a batch. The result is saved in ``output_dir/final`` and returned as a
-    :class:`TokenEncoder` (so ``cv.BiEncoder(output_dir / "final")`` loads it back)."""
+    :class:`TokenEncoder` (so ``cv.BiEncoder(output_dir / "final")`` loads it back). A folder holding another
+    run (other rows, config or model) is refused unless ``overwrite``; the same run resumes or loads its result."""
     from datasets import Dataset
     from sentence_transformers import (
         SentenceTransformer,
@@ -60,8 +71,14 @@ def train_encoder(
     if "negative" in frame.columns:
         frame = load_triplets(frame)
         columns.append("negative")
+    if len(frame) < config.batch_size:
+        raise ValueError(f"{len(frame)} training rows cannot fill one batch of {config.batch_size}: add rows")
     output_dir = Path(output_dir)
     checkpoints = output_dir / "checkpoints"
+    record = {**asdict(config), "base_model": model}
+    fingerprint = run_fingerprint(frame, columns, asdict(config), base_model=model)
+    same_config = lambda folder: _recorded_training(folder) == json.loads(json.dumps(record))  # noqa: E731
+    prepare_output(output_dir, fingerprint, outputs=("final",), overwrite=overwrite, legacy_match=same_config)
     st = SentenceTransformer(resolve_model_path(model), device=device)
     st.max_seq_length = config.max_length
     args = training_arguments(
@@ -84,5 +101,13 @@ def train_encoder(
     run_training(trainer, checkpoints, resume=resume, verbose=verbose)
     final = output_dir / "final"
     st.save(str(final))
-    (final / "compverify_training.json").write_text(pd.Series({**asdict(config), "base_model": model}).to_json())
+    (final / TRAINING_FILE).write_text(pd.Series(record).to_json())
     return TokenEncoder(str(final), max_length=config.max_length, device=device)
+
+
+def _recorded_training(folder: Path) -> dict | None:
+    """The config an earlier run recorded in ``folder/final`` (None when there is none)."""
+    try:
+        return json.loads((folder / "final" / TRAINING_FILE).read_text())
+    except (OSError, ValueError):
+        return None

@@ -14,6 +14,7 @@ from .data import recipe_rows
 from .verifier import MODES, VerifierTrainingConfig, train_verifier
 
 MAX_LENGTH_HELP = "tokens per text (default: the encoder's DEFAULT_MAX_LENGTH, 128)"
+OVERWRITE_HELP = "replace a run with other rows or options in OUT (default: refuse it; the same run resumes)"
 
 
 def register(subparsers) -> None:
@@ -64,6 +65,7 @@ def register_train_verifier(subparsers) -> None:
     )
     parser.add_argument("--seed", type=int, default=default("seed"), help="(default: %(default)s)")
     parser.add_argument("--max-length", type=int, default=None, help=MAX_LENGTH_HELP)
+    parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.set_defaults(func=train_verifier_command)
 
 
@@ -83,7 +85,7 @@ def train_verifier_command(args: argparse.Namespace):
         bf16=args.bf16,
     )
     encoder = TokenEncoder(args.model or DEFAULT_MODEL, max_length=args.max_length, device=args.device)
-    verifier, log = train_verifier(args.rows, args.out, encoder=encoder, config=config)
+    verifier, log = train_verifier(args.rows, args.out, encoder=encoder, config=config, overwrite=args.overwrite)
     print(f"saved {verifier}; last loss {log[-1]['loss']:.4f}" if log else f"saved {verifier}")
     return verifier
 
@@ -120,6 +122,7 @@ def register_train_encoder(subparsers) -> None:
         "--max-length", type=int, default=default("max_length"), help="tokens per text (default: %(default)s)"
     )
     parser.add_argument("--seed", type=int, default=default("seed"), help="(default: %(default)s)")
+    parser.add_argument("--overwrite", action="store_true", default=None, help=OVERWRITE_HELP)
     parser.set_defaults(func=train_encoder_command)
 
 
@@ -146,6 +149,6 @@ def train_encoder_command(args: argparse.Namespace):
     config = EncoderTrainingConfig(
         steps=args.steps, batch_size=args.batch_size, lr=args.lr, max_length=args.max_length, seed=args.seed
     )
-    model = train_encoder(rows, args.out, config=config, **given(args, "model", "device"))
+    model = train_encoder(rows, args.out, config=config, **given(args, "model", "device", "overwrite"))
     print(f"trained on {len(rows)} rows {rows['kind'].value_counts().to_dict()}; saved {model.model_name}")
     return model

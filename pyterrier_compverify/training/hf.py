@@ -1,9 +1,20 @@
-"""What both trainers share on top of the Hugging Face Trainer: arguments, resume and quiet runs."""
+"""What both trainers share on top of the Hugging Face Trainer: arguments, run fingerprints, resume and quiet
+runs."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import shutil
+import warnings
+from collections.abc import Callable
 from pathlib import Path
+
+import pandas as pd
+
+RUN_FILE = "compverify_run.json"  # the fingerprint of the run whose outputs the folder holds
+NOT_IN_FINGERPRINT = ("save_steps", "logging_steps", "cache_dir")  # change where files go, not the model
 
 
 def training_arguments(args_class, checkpoints: Path, config, *, lr: float, use_cpu: bool, verbose: bool, **extra):
@@ -30,19 +41,109 @@ def training_arguments(args_class, checkpoints: Path, config, *, lr: float, use_
     )
 
 
+def run_fingerprint(frame: pd.DataFrame, columns, config: dict, **model) -> dict:
+    """What decides a run's result: the rows (count and sha256 of ``columns`` in order), the training config
+    (without ``NOT_IN_FINGERPRINT``) and the starting model (``model``, JSON values)."""
+    digest = hashlib.sha256(json.dumps(frame[list(columns)].to_numpy().tolist()).encode())
+    config = {k: v for k, v in config.items() if k not in NOT_IN_FINGERPRINT}
+    fingerprint = {"rows": {"count": len(frame), "sha256": digest.hexdigest()}, "config": config, **model}
+    return json.loads(json.dumps(fingerprint))  # as read back from the file (tuples -> lists)
+
+
+def prepare_output(
+    output_dir: Path,
+    fingerprint: dict,
+    *,
+    outputs: tuple[str, ...],
+    overwrite: bool = False,
+    legacy_match: Callable[[Path], bool] | None = None,
+) -> None:
+    """Check ``output_dir`` against the run before anything is written there, and record the run.
+
+    The same run (equal fingerprint) resumes, or its finished model is loaded. A folder holding another run's
+    checkpoints or ``outputs`` is refused with what differs, unless ``overwrite`` (then they are removed; other
+    files stay). A folder from before fingerprints is taken over only when ``legacy_match(output_dir)`` says its
+    recorded config is this one (the rows cannot be checked: a warning says so).
+    """
+    output_dir = Path(output_dir)
+    if output_dir.exists() and not output_dir.is_dir():
+        raise FileExistsError(f"{output_dir} is a file, not a folder: choose another output folder")
+    record = output_dir / RUN_FILE
+    held = [output_dir / name for name in ("checkpoints", *outputs) if (output_dir / name).exists()]
+    old = _read_json(record)
+    if old == fingerprint:
+        return
+    if held and old is None and not overwrite and legacy_match is not None and legacy_match(output_dir):
+        warnings.warn(
+            f"{output_dir} was trained by an older version with this config; its rows are not checked", stacklevel=3
+        )
+    elif held:
+        differs = _differences(old, fingerprint) if old is not None else "a run without a fingerprint"
+        if not overwrite:
+            raise FileExistsError(
+                f"{output_dir} holds another training run ({differs}): pass overwrite=True (--overwrite) "
+                "to replace it, or choose another folder"
+            )
+        for path in held:
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+    output_dir.mkdir(parents=True, exist_ok=True)
+    tmp = record.with_name(f".{RUN_FILE}.tmp")
+    tmp.write_text(json.dumps(fingerprint, indent=2))
+    os.replace(tmp, record)
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        value = json.loads(path.read_text())
+    except (OSError, ValueError):  # missing, unreadable or damaged: no usable record
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _differences(old: dict, new: dict) -> str:
+    """'rows, seed 42 -> 7, head F4 -> F3': what differs between two fingerprints."""
+    changes = []
+    for key in sorted(set(old) | set(new), key=lambda k: (k != "rows", k)):
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict) and key != "rows":
+            changes += [f"{k} {a.get(k)!r} -> {b.get(k)!r}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+        else:
+            changes.append("other rows" if key == "rows" else f"{key} {a!r} -> {b!r}")
+    return ", ".join(changes[:6]) + (", ..." if len(changes) > 6 else "")
+
+
 def run_training(trainer, checkpoints: Path, *, resume: bool, verbose: bool) -> None:
-    """Train, resuming from the last checkpoint under ``checkpoints`` when there is one and ``resume`` is set."""
+    """Train, resuming from the last complete checkpoint under ``checkpoints`` when there is one and ``resume``
+    is set (a checkpoint whose write was cut short is removed: it would be overwritten anyway)."""
     from transformers.trainer_callback import PrinterCallback
-    from transformers.trainer_utils import get_last_checkpoint
 
     if not verbose:
         trainer.remove_callback(PrinterCallback)
-    last = get_last_checkpoint(str(checkpoints)) if resume and Path(checkpoints).exists() else None
-    if last is not None and _finished(Path(last), trainer.args.max_steps):
+    last = last_complete_checkpoint(Path(checkpoints)) if resume else None
+    if last is not None and _finished(last, trainer.args.max_steps):
         # resuming a finished run would take one more step (and move BatchNorm statistics): load it instead
-        trainer._load_from_checkpoint(last)
+        trainer._load_from_checkpoint(str(last))
         return
-    trainer.train(resume_from_checkpoint=last)
+    trainer.train(resume_from_checkpoint=None if last is None else str(last))
+
+
+def last_complete_checkpoint(checkpoints: Path) -> Path | None:
+    """The ``checkpoint-N`` folder with the highest N whose ``trainer_state.json`` (written last) reads back;
+    later, incomplete ones (a kill during the write) are deleted with a warning."""
+    if not checkpoints.is_dir():
+        return None
+    steps = {p: p.name.removeprefix("checkpoint-") for p in checkpoints.iterdir() if p.name.startswith("checkpoint-")}
+    found = [p for p, step in steps.items() if p.is_dir() and step.isdigit()]
+    for path in sorted(found, key=lambda p: int(steps[p]), reverse=True):
+        if "global_step" in (_read_json(path / "trainer_state.json") or {}):
+            return path
+        warnings.warn(
+            f"{path} is incomplete (killed while it was written): removed, resuming from an earlier one", stacklevel=3
+        )
+        shutil.rmtree(path, ignore_errors=True)
+    return None
 
 
 def _finished(checkpoint: Path, max_steps: int) -> bool:

@@ -12,6 +12,7 @@ whole encoder learns, at its own learning rate.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -22,11 +23,12 @@ from torch import nn
 
 from ..encoder import TokenEncoder
 from ..scoring import build_head, head_spec, normalise_states, score_aligned, score_all_pairs
-from .hf import run_training, training_arguments
+from .hf import prepare_output, run_fingerprint, run_training, training_arguments
 from .state_cache import StateCache, TopLayers
-from .triplets import load_triplets
+from .triplets import COLUMNS, load_triplets
 
 MODES = ("frozen", "last-layer", "end-to-end")
+ARTIFACT_FILES = ("head.safetensors", "encoder", "pt_meta.json")  # what Verifier.save writes
 
 
 @dataclass
@@ -56,6 +58,10 @@ class VerifierTrainingConfig:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
         if self.steps <= 0 or self.batch_size <= 0:
             raise ValueError(f"steps and batch_size must be positive, got {self.steps} and {self.batch_size}")
+        if self.head_lr <= 0 or self.encoder_lr < 0:
+            raise ValueError(
+                f"head_lr must be positive and encoder_lr not negative, got {self.head_lr}, {self.encoder_lr}"
+            )
         if not head_spec(self.head).learned and self.mode == "frozen":
             raise ValueError(f"{self.head} has no weights: train it end-to-end (the encoder learns through it)")
 
@@ -178,11 +184,13 @@ def train_verifier(
     verbose: bool = True,
     callbacks: list | None = None,
     cache_texts: list[str] | None = None,
+    overwrite: bool = False,
 ):
     """Train a verifier head (and, end-to-end, the encoder) and save it as a :class:`~.Verifier` artifact in
     ``output_dir`` (checkpoints under ``output_dir/checkpoints``; an interrupted run resumes from the last one).
     ``cache_texts``: cache the states of these texts (a superset of the rows' texts) so runs over different rows
-    of one pool share one cache.
+    of one pool share one cache. A folder holding another run (other rows, config or encoder: see
+    ``compverify_run.json``) is refused unless ``overwrite``; the same run resumes or loads its finished model.
 
     Returns the saved :class:`pyterrier_compverify.Verifier` and the training log (list of dicts).
     """
@@ -197,6 +205,11 @@ def train_verifier(
     encoder = encoder or TokenEncoder()
     output_dir = Path(output_dir)
     checkpoints = output_dir / "checkpoints"
+    fingerprint = run_fingerprint(
+        frame, COLUMNS, asdict(config), encoder={"fingerprint": encoder.fingerprint, "max_length": encoder.max_length}
+    )
+    same_config = lambda folder: _recorded_training(folder) == json.loads(json.dumps(asdict(config)))  # noqa: E731
+    prepare_output(output_dir, fingerprint, outputs=ARTIFACT_FILES, overwrite=overwrite, legacy_match=same_config)
     torch.manual_seed(config.seed)
     head_config = {"dim": encoder.dim, **config.head_config}
     head = build_head(config.head, **head_config)
@@ -240,6 +253,14 @@ def train_verifier(
         fine_tuned=fine_tuned,
     )
     return verifier, log
+
+
+def _recorded_training(folder: Path) -> dict | None:
+    """The training config in the Verifier meta of ``folder`` (None when there is none)."""
+    try:
+        return json.loads((folder / "pt_meta.json").read_text()).get("training")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _state_source(encoder, frame, config, output_dir: Path, verbose: bool, cache_texts=None):
