@@ -36,20 +36,22 @@ class EncoderSpec:
     def compatible(self, other: EncoderSpec) -> bool:
         return self.mismatch(other) is None
 
-    def mismatch(self, other: EncoderSpec) -> str | None:
-        """The first field that differs (fingerprint, max_length, dim) as ``field this != other``, else None."""
-        for field in ("fingerprint", "max_length", "dim"):
+    def mismatch(self, other: EncoderSpec, *, fields=("fingerprint", "max_length", "dim")) -> str | None:
+        """The first of ``fields`` that differs, as ``field this != other``, else None."""
+        for field in fields:
             mine, theirs = getattr(self, field), getattr(other, field)
             if mine != theirs:
                 return f"{field} {mine} != {theirs}"
         return None
 
-    def check(self, given: EncoderSpec, what: str) -> None:
+    def check(self, given: EncoderSpec, what: str, *, same_length: bool = True) -> None:
         """Raise :class:`IncompatibleEncoderError` unless ``given`` can use token states made by this spec.
 
-        ``what`` names the thing made with this spec, e.g. ``"TokenStore('scifact.tokens')"``.
+        ``what`` names the thing made with this spec, e.g. ``"TokenStore('scifact.tokens')"``. With
+        ``same_length=False`` only the weights must agree (a trained head reads maps of any size).
         """
-        difference = self.mismatch(given)
+        fields = ("fingerprint", "max_length", "dim") if same_length else ("fingerprint", "dim")
+        difference = self.mismatch(given, fields=fields)
         if difference is not None:
             raise IncompatibleEncoderError(
                 f"{what} was made with encoder {self.name!r} and the given encoder {given.name!r} differs "

@@ -121,14 +121,15 @@ class Verifier(pt.Artifact):
         return EncoderSpec.from_dict(self.meta["encoder"])
 
     def load_encoder(self, *, encoder: TokenEncoder | None = None, device=None, batch_size: int = 32) -> TokenEncoder:
-        """The encoder this verifier was trained with (its fine-tuned copy if any); a given ``encoder`` is
-        checked against the recorded spec (weights and max_length)."""
+        """The encoder this verifier was trained with (its fine-tuned copy if any); a given ``encoder`` must have
+        the same weights, and may have another max_length (e.g. 256 for long passages): the head reads maps of
+        any size up to its grid."""
         meta = self.meta
         spec = self.spec
         if encoder is None:
             source = str(Path(self.path) / ENCODER_DIR) if meta["fine_tuned_encoder"] else spec.name
             encoder = TokenEncoder(source, max_length=spec.max_length, device=device, batch_size=batch_size)
-        spec.check(encoder.spec, repr(self))
+        spec.check(encoder.spec, repr(self), same_length=False)
         return encoder
 
     def reranker(self, **kwargs) -> TokenReranker:

@@ -155,3 +155,17 @@ def test_a_registered_head_is_usable_by_name_everywhere(tmp_path, tiny_encoder):
     verifier, _ = train_verifier(rows, tmp_path / "f5", encoder=tiny_encoder, config=config, verbose=False)
     reranker = verifier.reranker(encoder=tiny_encoder)
     assert isinstance(reranker, cv.TrainedHeadReranker) and len(reranker(frame())) == len(frame())
+
+
+def test_a_trained_head_accepts_its_encoder_at_another_max_length(tmp_path, tiny_model_dir, tiny_encoder):
+    from pyterrier_compverify.scoring import build_head
+
+    verifier = cv.Verifier.save(tmp_path / "v", tiny_encoder, build_head("F4", dim=tiny_encoder.dim), "F4")
+    longer = cv.TokenEncoder(tiny_model_dir, max_length=32, device="cpu")
+    assert cv.MapVerifier(verifier, encoder=longer).encoder is longer  # same weights: accepted
+    with pytest.raises(cv.IncompatibleEncoderError, match="fingerprint"):
+        other = cv.TokenEncoder(tiny_model_dir, max_length=16, device="cpu")
+        with torch.no_grad():
+            next(other.model.parameters()).add_(1.0)
+        other.weights_changed()
+        cv.MapVerifier(verifier, encoder=other)
