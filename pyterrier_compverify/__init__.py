@@ -33,7 +33,9 @@ _PUBLIC = {  # name -> the module that defines it
     "maxsim": "scoring",
     "EncoderSpec": "spec",
     "IncompatibleEncoderError": "spec",
+    "CorruptArtifactError": "artifacts",
     "CorruptStoreError": "store",
+    "CorruptVerifierError": "verifier",
     "TokenStore": "store",
 }
 _SUBMODULES = ("datasets", "measures", "negatives", "querygen", "scoring", "training")

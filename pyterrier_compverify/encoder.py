@@ -196,6 +196,10 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
         return QueryTokenEncoder(self, verbose=verbose, batch_size=batch_size)
 
     # pyterrier-dr BiEncoder interface (pooled vectors)
+    def query_encoder(self, verbose: bool | None = None, batch_size: int | None = None) -> pt.Transformer:
+        """pyterrier-dr's query encoder (adds ``query_vec``); a missing query is named (numpy's sort failed)."""
+        return CheckedQueryEncoder(self, verbose=verbose, batch_size=batch_size)
+
     def encode_queries_torch(self, texts: Sequence[str], batch_size: int | None = None) -> torch.Tensor:
         return self.encode(texts, batch_size=batch_size, token_states=False, what="query").pooled
 
@@ -212,3 +216,12 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
     @cached_property
     def _normalises(self) -> bool:
         return any(type(module).__name__ == "Normalize" for module in self.model)
+
+
+class CheckedQueryEncoder(pyterrier_dr.BiQueryEncoder):
+    """pyterrier-dr's ``BiQueryEncoder`` refusing missing or non-string queries by name before its ``np.unique``."""
+
+    def transform(self, inp):
+        if "query" in inp.columns:
+            check_texts(inp["query"], "query")
+        return super().transform(inp)

@@ -3,19 +3,32 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 
 import numpy as np
 import pyterrier as pt
 import torch
 from npids import Lookup
+from npids.codecs.fwd_fixedbytes import FwdFixedBytes
 
+from .artifacts import (
+    CorruptArtifactError,
+    build_lock,
+    building_name,
+    check_counts,
+    docno_text,
+    file_sha256,
+    read_meta,
+    remove_leftovers,
+    swap_into_place,
+    verify_sums,
+)
 from .encoder import TokenEncoder
 from .spec import EncoderSpec
 
@@ -25,8 +38,11 @@ DOCNOS_FILE = "docnos.npids"
 META_FILE = "pt_meta.json"
 
 
-class CorruptStoreError(ValueError):
-    """A TokenStore folder whose files do not match its pt_meta.json (truncated, missing or foreign)."""
+REBUILD = "rebuild the store"
+
+
+class CorruptStoreError(CorruptArtifactError):
+    """A TokenStore folder whose files do not match its pt_meta.json (truncated, missing, damaged or foreign)."""
 
 
 class TokenStore(pt.Artifact):
@@ -77,13 +93,10 @@ class TokenStore(pt.Artifact):
         meta_path = path / META_FILE
         if not meta_path.exists():
             raise FileNotFoundError(f"no TokenStore at {path} ({META_FILE} missing); build it with .indexer()")
-        try:
-            meta = json.loads(meta_path.read_text())
-        except json.JSONDecodeError as e:
-            raise CorruptStoreError(f"{meta_path} is not valid JSON: {e}") from e
-        if meta.get("type") != self.ARTIFACT_TYPE:
-            raise CorruptStoreError(f"{path} holds a {meta.get('type')!r} artifact, not a {self.ARTIFACT_TYPE}")
-        num_docs, num_tokens, dim = meta["num_docs"], meta["num_tokens"], meta["encoder"]["dim"]
+        meta = read_meta(path, self.ARTIFACT_TYPE, CorruptStoreError, REBUILD)
+        num_docs, num_tokens, dim = check_counts(
+            meta, ("num_docs", "num_tokens", "encoder.dim"), path, CorruptStoreError, REBUILD
+        )
         for name in (STATES_FILE, OFFSETS_FILE, DOCNOS_FILE):
             if not (path / name).exists():
                 raise CorruptStoreError(f"{path / name} is missing: rebuild the store")
@@ -96,15 +109,18 @@ class TokenStore(pt.Artifact):
             )
         try:
             offsets = np.load(path / OFFSETS_FILE, mmap_mode="r")
-        except ValueError as e:
-            raise CorruptStoreError(f"{path / OFFSETS_FILE} cannot be read: {e}") from e
+        except (ValueError, EOFError, OSError) as e:  # not .npy, empty, truncated header, pickled
+            raise CorruptStoreError(f"{path / OFFSETS_FILE} cannot be read ({e}): {REBUILD}") from e
         if offsets.shape != (num_docs + 1,) or int(offsets[-1]) != num_tokens:
             raise CorruptStoreError(f"{path / OFFSETS_FILE} does not match {num_docs} docs / {num_tokens} tokens")
         if not np.issubdtype(offsets.dtype, np.integer) or int(offsets[0]) != 0 or (np.diff(offsets) < 0).any():
             raise CorruptStoreError(
                 f"{path / OFFSETS_FILE} must be integers starting at 0 and never decreasing: rebuild the store"
             )
-        docnos = Lookup(path / DOCNOS_FILE)
+        try:
+            docnos = Lookup(path / DOCNOS_FILE)
+        except Exception as e:  # npids reports damage as struct, JSON, Unicode or index errors
+            raise CorruptStoreError(f"{path / DOCNOS_FILE} cannot be read ({type(e).__name__}: {e}): {REBUILD}") from e
         if len(docnos) != num_docs:
             raise CorruptStoreError(f"{path / DOCNOS_FILE} holds {len(docnos)} docnos, expected {num_docs}")
         if num_tokens:
@@ -119,6 +135,11 @@ class TokenStore(pt.Artifact):
     def meta(self) -> dict:
         self._load()
         return self._meta
+
+    def verify(self) -> None:
+        """Re-read every byte and compare with the sha256 sums recorded at build time; a changed file (e.g. flipped
+        values of the same size, which opening does not notice) raises :class:`CorruptStoreError` naming it."""
+        verify_sums(Path(self.path), self.meta.get("sha256"), CorruptStoreError, REBUILD)
 
     @property
     def encoder_info(self) -> dict:
@@ -196,22 +217,48 @@ class TokenStore(pt.Artifact):
         )
 
     @contextlib.contextmanager
-    def _building(self, overwrite: bool) -> Iterator[Path]:
-        """A temporary folder beside the store, renamed into place only when the build succeeds."""
+    def _building(self, overwrite: bool, flex_path: Path | None = None) -> Iterator[tuple[Path, Path | None]]:
+        """Temporary names beside the store (a folder, made) and the FlexIndex (not made), swapped into place
+        only when the build succeeds. A lock keeps a second build of this path out; the temporary folders of
+        killed builds are deleted; the folders get the umask's permissions."""
         path = Path(self.path)
-        if path.exists() and not overwrite:
-            raise FileExistsError(f"{path} already exists; pass overwrite=True to rebuild it")
+        targets = [path] if flex_path is None else [path, Path(flex_path)]
+        _check_targets(targets, overwrite)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.building-", dir=path.parent))
-        try:
-            yield tmp
-            if path.exists():
-                shutil.rmtree(path)
-            os.replace(tmp, path)
-            self._meta = None
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
+        with build_lock(path):
+            _check_targets(targets, overwrite)  # a build that held the lock may have just finished
+            for target in targets:
+                remove_leftovers(target)
+            tmps = [building_name(target) for target in targets]
+            tmps[0].mkdir()
+            try:
+                yield tmps[0], tmps[1] if flex_path is not None else None
+                for tmp, target in reversed(list(zip(tmps, targets))):  # the store last: its meta says "built"
+                    swap_into_place(tmp, target)
+                self._meta = None
+            finally:
+                for tmp in tmps:
+                    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _check_targets(targets: list[Path], overwrite: bool) -> None:
+    """Refuse, before any work, an existing target without ``overwrite``, or a file where a folder goes."""
+    for target in targets:
+        if target.exists() and not target.is_dir():
+            raise FileExistsError(f"{target} is a file, not an index folder: remove it or choose another path")
+        if target.exists() and not overwrite:
+            raise FileExistsError(f"{target} already exists; pass overwrite=True to rebuild it")
+
+
+class _FixedBytes(FwdFixedBytes):
+    """npids' fixed-bytes docno format kept at least one byte wide: npids 0.1.3 writes a block of one docno as a
+    0-byte format (the whole docno as prefix) that it then cannot read, so a one-document store failed."""
+
+    def seed(self, id):
+        accepted = super().seed(id)
+        self.length = max(self.length, 1)
+        self.prefix = self.prefix[: self.length - 1] if len(self.prefix) >= self.length else self.prefix
+        return accepted
 
 
 class TokenStoreIndexer(pt.Indexer):
@@ -232,13 +279,21 @@ class TokenStoreIndexer(pt.Indexer):
         text_field = self.encoder.text_field
         if hasattr(inp, "to_dict") and hasattr(inp, "columns"):  # a DataFrame
             inp = inp.to_dict(orient="records")
-        with self.store._building(self.overwrite) as tmp:
+        docs = iter(inp)
+        first = next(docs, None)
+        if first is None:
+            raise ValueError(f"no documents to index into {self.store}: the corpus is empty")
+        docs = chain([first], docs)
+        flex_path = None if self.flex_index is None else Path(self.flex_index.index_path)
+        with self.store._building(self.overwrite, flex_path) as (tmp, flex_tmp):
             seen: set[str] = set()
             lengths: list[int] = []
+            states_sha = hashlib.sha256()
             with open(tmp / STATES_FILE, "wb") as states_out, Lookup.builder(tmp / DOCNOS_FILE) as docno_out:
+                docno_out.formats["fixedbytes"] = _FixedBytes()
+                docno_out.seeded_formats = docno_out.formats.copy()
 
                 def encoded_chunks():
-                    docs = iter(inp)
                     bar = pt.tqdm(desc="token store", unit="doc", disable=not self.verbose)
                     while chunk := list(islice(docs, self.batch_size * 16)):
                         docnos, texts = [], []
@@ -246,7 +301,7 @@ class TokenStoreIndexer(pt.Indexer):
                             for col in ("docno", text_field):
                                 if col not in doc:
                                     raise KeyError(f"document {doc.get('docno', '?')!r} has no {col!r} field")
-                            docno = str(doc["docno"])
+                            docno = docno_text(doc["docno"])
                             if docno in seen:
                                 raise ValueError(f"duplicate docno {docno!r} in the corpus: docnos must be unique")
                             seen.add(docno)
@@ -254,18 +309,23 @@ class TokenStoreIndexer(pt.Indexer):
                             texts.append(doc[text_field])
                         enc = self.encoder.encode(texts, verbose=False, what=f"{text_field!r} field")
                         for docno, states in zip(docnos, enc.token_states):
-                            states_out.write(states.numpy().astype(np.float16).tobytes())
+                            data = states.numpy().astype(np.float16).tobytes()
+                            states_out.write(data)
+                            states_sha.update(data)
                             lengths.append(states.shape[0])
                             docno_out.add(docno)
                         bar.update(len(chunk))
                         yield docnos, enc.pooled.numpy()
                     bar.close()
 
-                if self.flex_index is not None:
+                if self.flex_index is not None:  # built under flex_tmp, moved into place with the store
+                    from pyterrier_dr import FlexIndex
+
                     vectors = (
                         {"docno": d, "doc_vec": v} for docnos, vecs in encoded_chunks() for d, v in zip(docnos, vecs)
                     )
-                    self.flex_index.indexer(mode="overwrite" if self.overwrite else "create").index(vectors)
+                    flex = FlexIndex(str(flex_tmp), sim_fn=self.flex_index.sim_fn, verbose=self.flex_index.verbose)
+                    flex.indexer(mode="create").index(vectors)
                 else:
                     for _ in encoded_chunks():
                         pass
@@ -279,6 +339,11 @@ class TokenStoreIndexer(pt.Indexer):
                 "encoder": self.encoder.describe(),
                 "num_docs": len(lengths),
                 "num_tokens": int(offsets[-1]),
+                "sha256": {
+                    STATES_FILE: states_sha.hexdigest(),
+                    OFFSETS_FILE: file_sha256(tmp / OFFSETS_FILE),
+                    DOCNOS_FILE: file_sha256(tmp / DOCNOS_FILE),
+                },
             }
             (tmp / META_FILE).write_text(json.dumps(meta, indent=2))
         return self.store

@@ -11,17 +11,24 @@ import tempfile
 from pathlib import Path
 
 import pyterrier as pt
+import torch
 from torch import nn
 
 from . import rerank
+from .artifacts import CorruptArtifactError, file_sha256, read_meta, verify_sums
 from .encoder import TokenEncoder
 from .rerank import TokenReranker
-from .scoring import ConditionalPenalty, build_head, head_spec
+from .scoring import HEADS, ConditionalPenalty, build_head, head_spec
 from .spec import EncoderSpec
 
 META_FILE = "pt_meta.json"
 HEAD_FILE = "head.safetensors"
 ENCODER_DIR = "encoder"
+RETRAIN = "retrain or download the verifier again"
+
+
+class CorruptVerifierError(CorruptArtifactError):
+    """A Verifier folder whose pt_meta.json, head.safetensors or encoder/ is damaged, missing or foreign."""
 
 
 class Verifier(pt.Artifact):
@@ -41,10 +48,17 @@ class Verifier(pt.Artifact):
         path = Path(self.path) / META_FILE
         if not path.exists():
             raise FileNotFoundError(f"no verifier at {self.path} ({META_FILE} missing)")
-        meta = json.loads(path.read_text())
-        if meta.get("type") != self.ARTIFACT_TYPE:
-            raise ValueError(f"{self.path} holds a {meta.get('type')!r} artifact, not a verifier")
+        meta = read_meta(Path(self.path), self.ARTIFACT_TYPE, CorruptVerifierError, RETRAIN)
+        if not isinstance(meta.get("head"), str) or not isinstance(meta.get("head_config"), dict):
+            raise CorruptVerifierError(f"{path} needs a 'head' name and a 'head_config' object: {RETRAIN}")
+        if meta["head"] not in HEADS:
+            raise CorruptVerifierError(f"{path} names head {meta['head']!r}, not one of {sorted(HEADS)}: {RETRAIN}")
         return meta
+
+    def verify(self) -> None:
+        """Re-read ``head.safetensors`` (and ``encoder/``) and compare with the sha256 sums recorded when the
+        artifact was saved; a changed file raises :class:`CorruptVerifierError` naming it."""
+        verify_sums(Path(self.path), self.meta.get("sha256"), CorruptVerifierError, RETRAIN)
 
     @classmethod
     def save(
@@ -78,6 +92,8 @@ class Verifier(pt.Artifact):
                 "fine_tuned_encoder": fine_tuned,
                 "training": training or {},
             }
+            files = [tmp / HEAD_FILE, *sorted(p for p in (tmp / ENCODER_DIR).rglob("*") if p.is_file())]
+            meta["sha256"] = {p.relative_to(tmp).as_posix(): file_sha256(p) for p in files}
             (tmp / META_FILE).write_text(json.dumps(meta, indent=2))
             for name in (HEAD_FILE, ENCODER_DIR, META_FILE):  # meta last: a reader never sees a partial artifact
                 target = path / name
@@ -108,12 +124,37 @@ class Verifier(pt.Artifact):
         from safetensors.torch import load_file
 
         meta = self.meta
+        weights = Path(self.path) / HEAD_FILE
+        self._check_head_shapes(meta, weights)  # before allocating: a crafted head_config cannot cost memory
         head = build_head(meta["head"], **meta["head_config"])
         try:
-            head.load_state_dict(load_file(Path(self.path) / HEAD_FILE))
+            head.load_state_dict(load_file(weights))
         except Exception as e:  # safetensors / shape errors: name the file
-            raise ValueError(f"{Path(self.path) / HEAD_FILE} cannot be loaded into a {meta['head']} head: {e}") from e
+            raise CorruptVerifierError(f"{weights} cannot be loaded into a {meta['head']} head: {e}") from e
         return head.eval()
+
+    def _check_head_shapes(self, meta: dict, weights: Path) -> None:
+        """The head of ``meta`` built on the meta device (no memory) must have the tensors of ``weights``."""
+        from safetensors import safe_open
+
+        where = Path(self.path) / META_FILE
+        try:
+            with torch.device("meta"):
+                expected = build_head(meta["head"], **meta["head_config"]).state_dict()
+        except (TypeError, ValueError) as e:  # unknown head name, unknown or bad config keys
+            raise CorruptVerifierError(f"{where}: head {meta['head']!r} with {meta['head_config']} fails: {e}") from e
+        try:
+            with safe_open(weights, "pt") as f:
+                stored = {k: tuple(f.get_slice(k).get_shape()) for k in f.keys()}  # noqa: SIM118
+        except Exception as e:  # missing, truncated, bad header
+            raise CorruptVerifierError(f"{weights} cannot be read ({type(e).__name__}: {e}): {RETRAIN}") from e
+        for name in sorted(set(stored) | set(expected)):
+            shape = tuple(expected[name].shape) if name in expected else None
+            if stored.get(name) != shape:
+                raise CorruptVerifierError(
+                    f"{weights} does not fit the {meta['head']} head of {where}: tensor {name!r} is "
+                    f"{stored.get(name)} in the file, {shape} in the head: {RETRAIN}"
+                )
 
     @property
     def spec(self) -> EncoderSpec:
@@ -126,9 +167,16 @@ class Verifier(pt.Artifact):
         any size up to its grid."""
         meta = self.meta
         spec = self.spec
-        if encoder is None:
-            source = str(Path(self.path) / ENCODER_DIR) if meta["fine_tuned_encoder"] else spec.name
-            encoder = TokenEncoder(source, max_length=spec.max_length, device=device, batch_size=batch_size)
+        if encoder is None and meta.get("fine_tuned_encoder"):
+            source = Path(self.path) / ENCODER_DIR
+            try:
+                encoder = TokenEncoder(str(source), max_length=spec.max_length, device=device, batch_size=batch_size)
+            except Exception as e:  # missing folder, truncated weights, bad config: name the folder
+                raise CorruptVerifierError(
+                    f"{source} (the fine-tuned encoder) cannot be loaded ({type(e).__name__}: {e}): {RETRAIN}"
+                ) from e
+        elif encoder is None:
+            encoder = TokenEncoder(spec.name, max_length=spec.max_length, device=device, batch_size=batch_size)
         spec.check(encoder.spec, repr(self), same_length=False)
         return encoder
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 
@@ -116,3 +118,294 @@ def test_d05_a_kill_during_a_checkpoint_write_resumes_from_the_last_complete_one
     with pytest.warns(UserWarning, match="checkpoint-4 is incomplete"):
         _, log = train_verifier(ROWS, out, encoder=tiny_encoder, config=config, verbose=False)
     assert head_bytes(out) == straight and (partial / "trainer_state.json").exists()  # steps 3-4 trained again
+
+
+# ---- D2, D3, D6, D7, D8, D11, D12, D14, D15, D20, D21, D25: the TokenStore ------------------------------------
+DOCS = [{"docno": f"d{i}", "text": t} for i, t in enumerate(["the cat is on the mat", "a man greeted a woman"] * 3)]
+
+
+@pytest.fixture
+def built(tmp_path, tiny_encoder):
+    return cv.TokenStore(tmp_path / "s.tokens").indexer(tiny_encoder, verbose=False).index(DOCS)
+
+
+def run_frame(docnos, query="dog") -> pd.DataFrame:
+    return pd.DataFrame({"qid": "q", "query": query, "docno": list(docnos), "score": 0.0, "rank": 0})
+
+
+def test_d02_one_qid_with_two_query_texts_scores_each_row_against_its_own_query(built, tiny_encoder):
+    run = pd.concat([run_frame(["d0", "d1"], "cat on mat"), run_frame(["d0", "d1"], "man greeted woman")])
+    out = cv.MaxSim(tiny_encoder, store=built)(run.assign(qid="q1"))
+    alone = cv.MaxSim(tiny_encoder, store=built)(run_frame(["d0", "d1"], "man greeted woman"))
+    got = out[out["query"] == "man greeted woman"].set_index("docno")["score"]
+    assert got.to_dict() == pytest.approx(alone.set_index("docno")["score"].to_dict())
+
+
+def test_d03_a_second_indexer_of_the_same_path_fails_clearly_while_the_first_builds(tmp_path, tiny_encoder):
+    import threading
+
+    path, inside, release, result = tmp_path / "s.tokens", threading.Event(), threading.Event(), {}
+
+    def slow_docs():
+        yield DOCS[0]
+        inside.set()
+        release.wait(30)
+        yield from DOCS[1:]
+
+    def first():
+        result["store"] = cv.TokenStore(path).indexer(tiny_encoder, verbose=False).index(slow_docs())
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    assert inside.wait(30)
+    try:
+        with pytest.raises(FileExistsError, match="another indexer is building .*s.tokens"):
+            cv.TokenStore(path).indexer(tiny_encoder, verbose=False, overwrite=True).index(DOCS[:2])
+    finally:
+        release.set()
+        thread.join(30)
+    assert result["store"].docnos() == [d["docno"] for d in DOCS]
+    with pytest.raises(FileExistsError, match="already exists"):  # after the first: the usual refusal
+        cv.TokenStore(path).indexer(tiny_encoder, verbose=False).index(DOCS[:2])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.tokens"]  # no lock file or temporary folder left
+
+
+def test_d03_overwriting_a_store_never_leaves_the_path_without_one(built, tiny_encoder, monkeypatch):
+    from pyterrier_compverify import artifacts
+
+    missing = []
+    for module, name in ((artifacts.shutil, "rmtree"), (artifacts.os, "replace")):
+        real = getattr(module, name)
+
+        def watched(*args, real=real, **kwargs):
+            result = real(*args, **kwargs)
+            if not (built.path / "pt_meta.json").exists():
+                missing.append(args)
+            return result
+
+        monkeypatch.setattr(module, name, watched)
+    cv.TokenStore(built.path).indexer(tiny_encoder, verbose=False, overwrite=True).index(DOCS[:2])
+    assert missing == [] and len(cv.TokenStore(built.path)) == 2
+
+
+def test_d06_offsets_not_starting_at_0_decreasing_or_float_are_refused(built):
+    import numpy as np
+
+    good = np.load(built.path / "offsets.npy")
+    for bad in (np.r_[1, good[1:]], np.r_[good[:1], good[5:6], good[2:]], good.astype(np.float64)):
+        np.save(built.path / "offsets.npy", bad)
+        with pytest.raises(cv.CorruptStoreError, match="offsets.npy must be integers starting at 0"):
+            len(cv.TokenStore(built.path))
+
+
+def test_d07_a_failed_joint_build_leaves_no_half_written_flex_index(tmp_path, tiny_encoder):
+    from pyterrier_dr import FlexIndex
+
+    docs = [{"docno": f"d{i}", "text": "a dog"} for i in range(30)]
+    store, flex = cv.TokenStore(tmp_path / "fx.tokens"), FlexIndex(str(tmp_path / "fx.flex"))
+    with pytest.raises(ValueError, match="duplicate docno 'd0'"):
+        store.indexer(tiny_encoder, flex_index=flex, batch_size=2).index([*docs, {"docno": "d0", "text": "dup"}])
+    assert list(tmp_path.iterdir()) == []
+    store.indexer(tiny_encoder, flex_index=flex, verbose=False).index(docs)  # the plain retry works
+    assert len(flex) == len(store) == 30
+    with pytest.raises(ValueError, match="duplicate docno"):  # a failed overwrite keeps both old indices
+        store.indexer(tiny_encoder, flex_index=flex, overwrite=True, verbose=False).index([docs[0], docs[0]])
+    assert len(FlexIndex(str(tmp_path / "fx.flex"))) == len(cv.TokenStore(tmp_path / "fx.tokens")) == 30
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fx.flex", "fx.tokens"]
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002])
+def test_d08_a_built_store_gets_the_permissions_of_the_umask(tmp_path, tiny_encoder, umask):
+    import os
+    import stat
+
+    old = os.umask(umask)
+    try:
+        store = cv.TokenStore(tmp_path / "perm.tokens").indexer(tiny_encoder, verbose=False).index(DOCS[:1])
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(store.path).st_mode) == 0o777 & ~umask
+    assert stat.S_IMODE(os.stat(store.path / "states.f16").st_mode) == 0o666 & ~umask
+
+
+DAMAGE = {  # file -> (how it is damaged, what the message says)
+    "offsets.npy, 0 bytes": ("offsets.npy", b"", "offsets.npy cannot be read"),
+    "docnos.npids, 0 bytes": ("docnos.npids", b"", "docnos.npids cannot be read"),
+    "docnos.npids, half": ("docnos.npids", "half", "docnos.npids cannot be read"),
+    "pt_meta.json, invalid UTF-8": ("pt_meta.json", b'{"type": "\xff"}', "pt_meta.json is not valid JSON"),
+    "pt_meta.json, a list": ("pt_meta.json", b"[1, 2]", "pt_meta.json holds a JSON list"),
+    "pt_meta.json, null": ("pt_meta.json", b"null", "pt_meta.json holds a JSON NoneType"),
+    "pt_meta.json, no encoder": ("pt_meta.json", {"encoder": None}, "pt_meta.json has no valid 'encoder' entry"),
+    "pt_meta.json, no num_docs": ("pt_meta.json", {"num_docs": None}, "'num_docs' is None, not a count"),
+    "pt_meta.json, num_docs text": ("pt_meta.json", {"num_docs": "6"}, "'num_docs' is '6', not a count"),
+}
+
+
+@pytest.mark.parametrize("case", list(DAMAGE))
+def test_d11_every_damaged_store_file_raises_corrupt_store_error_naming_it(built, case):
+    name, damage, message = DAMAGE[case]
+    path = built.path / name
+    if isinstance(damage, dict):
+        meta = json.loads(path.read_text())
+        damage = json.dumps({k: v for k, v in {**meta, **damage}.items() if v is not None}).encode()
+    elif damage == "half":
+        damage = path.read_bytes()[: path.stat().st_size // 2]
+    path.write_bytes(damage)
+    with pytest.raises(cv.CorruptStoreError, match=message) as error:
+        len(cv.TokenStore(built.path))
+    assert isinstance(error.value, cv.CorruptArtifactError) and str(built.path) in str(error.value)
+
+
+def test_d12_nan_in_a_store_gives_an_error_naming_the_store(built, tiny_encoder):
+    import numpy as np
+
+    states = np.memmap(built.path / "states.f16", dtype=np.float16, mode="r+")
+    states[:32] = np.nan
+    states.flush()
+    with pytest.raises(FloatingPointError, match=r"s\.tokens.*non-finite score"):
+        cv.MaxSim(tiny_encoder, store=str(built.path))(run_frame(["d0", "d1"]))
+
+
+def test_d14_an_empty_corpus_is_a_clear_error(tmp_path, tiny_encoder):
+    with pytest.raises(ValueError, match="no documents to index .* the corpus is empty"):
+        cv.TokenStore(tmp_path / "e.tokens").indexer(tiny_encoder).index([])
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("docno", [None, float("nan"), pd.NA])
+def test_d15_missing_docnos_are_refused(tmp_path, tiny_encoder, docno):
+    with pytest.raises(ValueError, match="every document needs a docno"):
+        cv.TokenStore(tmp_path / "n.tokens").indexer(tiny_encoder).index([{"docno": docno, "text": "dog"}])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_d20_leftovers_of_killed_builds_are_removed_by_the_next_build(tmp_path, tiny_encoder):
+    left = tmp_path / ".s.tokens.building-1234abcd"
+    left.mkdir()
+    (left / "states.f16").write_bytes(b"\0" * 64)
+    cv.TokenStore(tmp_path / "s.tokens").indexer(tiny_encoder, verbose=False).index(DOCS)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.tokens"]
+
+
+def test_d21_overwrite_onto_a_file_is_refused_before_encoding(tmp_path, tiny_encoder, monkeypatch):
+    (tmp_path / "afile").write_text("x")
+    monkeypatch.setattr(type(tiny_encoder), "encode", lambda *a, **k: pytest.fail("encoded"))
+    with pytest.raises(FileExistsError, match="afile is a file, not an index folder"):
+        cv.TokenStore(tmp_path / "afile").indexer(tiny_encoder, overwrite=True).index(DOCS)
+    assert (tmp_path / "afile").read_text() == "x"
+
+
+def test_d25_changed_store_values_of_the_same_size_are_caught_by_verify(built):
+    built.verify()  # intact
+    data = bytearray((built.path / "states.f16").read_bytes())
+    data[1] ^= 0x80  # the sign of d0's first value: same size, opens fine
+    (built.path / "states.f16").write_bytes(bytes(data))
+    with pytest.raises(cv.CorruptStoreError, match="states.f16 does not match the sha256"):
+        cv.TokenStore(built.path).verify()
+
+
+@pytest.mark.parametrize("docnos", [["d0"], ["a"], [""], ["d1", "d1x"], [f"d{i:03d}" for i in range(256)] + ["z"]])
+def test_d27_stores_of_one_document_or_odd_docnos_build_and_read_back(tmp_path, tiny_encoder, docnos):
+    """Found while fixing D8: npids 0.1.3 wrote a block of one docno in a 0-byte format it could not read."""
+    docs = [{"docno": d, "text": "a dog"} for d in docnos]
+    store = cv.TokenStore(tmp_path / "one.tokens").indexer(tiny_encoder, verbose=False).index(docs)
+    assert cv.TokenStore(store.path).docnos() == docnos
+    assert len(store.token_states(docnos[-1:])) == 1
+
+
+# ---- D11, D19, D24, D25: Verifier artifacts ----------------------------------------------------------------------
+@pytest.fixture
+def saved_verifier(tmp_path, tiny_encoder):
+    import torch
+
+    from pyterrier_compverify.scoring import build_head
+
+    torch.manual_seed(0)
+    return cv.Verifier.save(tmp_path / "v", tiny_encoder, build_head("F4", dim=32), "F4", head_config={"dim": 32})
+
+
+def edit_meta(verifier, **changes):
+    path = verifier.path / "pt_meta.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
+
+
+VERIFIER_DAMAGE = {
+    "not JSON": (lambda v: (v.path / "pt_meta.json").write_text("{oops"), "pt_meta.json is not valid JSON"),
+    "a JSON list": (lambda v: (v.path / "pt_meta.json").write_text("[]"), "pt_meta.json holds a JSON list"),
+    "no encoder": (lambda v: edit_meta(v, encoder=None), "pt_meta.json has no valid 'encoder' entry"),
+    "unknown head": (lambda v: edit_meta(v, head="F5"), "pt_meta.json names head 'F5'"),
+    "head_config a string": (lambda v: edit_meta(v, head_config="x"), "pt_meta.json needs a 'head' name and a"),
+    "head_config unknown key": (lambda v: edit_meta(v, head_config={"dim": 32, "evil": 1}), "head 'F4' with .* fails"),
+    "head truncated": (
+        lambda v: (v.path / "head.safetensors").write_bytes((v.path / "head.safetensors").read_bytes()[:100]),
+        "head.safetensors cannot be read",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(VERIFIER_DAMAGE))
+def test_d11_every_damaged_verifier_file_raises_corrupt_verifier_error_naming_it(saved_verifier, tiny_encoder, case):
+    damage, message = VERIFIER_DAMAGE[case]
+    damage(saved_verifier)
+    with pytest.raises(cv.CorruptVerifierError, match=message) as error:
+        cv.Verifier(saved_verifier.path).reranker(encoder=tiny_encoder)
+    assert isinstance(error.value, cv.CorruptArtifactError) and str(saved_verifier.path) in str(error.value)
+
+
+def test_d11_a_damaged_fine_tuned_encoder_is_named(tmp_path, tiny_encoder):
+    from pyterrier_compverify.scoring import build_head
+
+    v = cv.Verifier.save(tmp_path / "e2e", tiny_encoder, build_head("F4", dim=32), "F4", fine_tuned=True)
+    weights = v.path / "encoder" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:50])
+    with pytest.raises(cv.CorruptVerifierError, match=r"encoder \(the fine-tuned encoder\) cannot be loaded"):
+        cv.MapVerifier(v.path, device="cpu")
+
+
+def test_d19_a_missing_local_path_in_from_pretrained_says_the_folder_does_not_exist(tiny_encoder, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for name in ("./runs/nope", "/no/such/verifier", "org/nope"):
+        with pytest.raises(FileNotFoundError, match="the folder does not exist"):
+            cv.MapVerifier.from_pretrained(name, encoder=tiny_encoder)
+
+
+def test_d24_a_crafted_head_config_is_refused_before_allocating(saved_verifier, tiny_encoder):
+    import resource
+
+    edit_meta(saved_verifier, head_config={"dim": 32, "max_grid": 4_000_000})
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(cv.CorruptVerifierError, match=r"tensor 'col_pos.weight' is \(64, 32\) in the file"):
+        cv.MapVerifier(saved_verifier.path, encoder=tiny_encoder)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100_000  # KiB: no 1 GB embedding made
+
+
+def test_d25_changed_head_weights_of_the_same_size_are_caught_by_verify(saved_verifier):
+    saved_verifier.verify()
+    data = bytearray((saved_verifier.path / "head.safetensors").read_bytes())
+    data[-1] ^= 0x80
+    (saved_verifier.path / "head.safetensors").write_bytes(bytes(data))
+    with pytest.raises(cv.CorruptVerifierError, match="head.safetensors does not match the sha256"):
+        saved_verifier.verify()
+
+
+# ---- D9, D16, D17, D18: encoder inputs -----------------------------------------------------------------------
+def test_d09_max_length_above_the_model_positions_is_refused_at_construction(tiny_model_dir):
+    with pytest.raises(ValueError, match="max_length=128 exceeds the 64 positions"):
+        cv.TokenEncoder(tiny_model_dir, max_length=128, device="cpu")
+
+
+def test_d16_encoding_one_string_is_refused_not_split_into_characters(tiny_encoder):
+    with pytest.raises(ValueError, match="got one string: pass \\['hello world'\\]"):
+        tiny_encoder.encode("hello world")
+
+
+def test_d17_a_missing_query_on_the_pyterrier_dr_path_is_named(tiny_encoder):
+    with pytest.raises(ValueError, match="query value.* missing or not strings"):
+        tiny_encoder.query_encoder()(pd.DataFrame({"qid": ["1", "2"], "query": ["a", None]}))
+
+
+def test_d18_biencoder_index_refuses_duplicate_docnos(tmp_path, tiny_model_dir):
+    model = cv.BiEncoder(tiny_model_dir, max_length=16, device="cpu")
+    with pytest.raises(ValueError, match="duplicate docno 'd0'"):
+        model.index([{"docno": "d0", "text": "a"}, {"docno": "d0", "text": "b"}], tmp_path / "dup.flex")
+    assert not (tmp_path / "dup.flex").exists()

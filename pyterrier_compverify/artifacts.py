@@ -1,0 +1,164 @@
+"""What the artifact folders (TokenStore, Verifier) share: one error for damaged files, reading pt_meta.json,
+sha256 sums of payload files, and building a folder beside its target then swapping it into place."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import glob
+import hashlib
+import json
+import os
+import secrets
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+
+from .spec import EncoderSpec
+
+META_FILE = "pt_meta.json"
+BUILDING = ".building-"  # infix of the temporary folders of a build: .NAME.building-XXXXXXXX
+
+
+class CorruptArtifactError(ValueError):
+    """A file of an artifact folder (TokenStore or Verifier) is damaged, missing or foreign; the message names
+    the file and the cause."""
+
+
+class BuildBusyError(FileExistsError):
+    """Another process (or indexer) is building the same path right now."""
+
+
+def read_meta(folder: Path, artifact_type: str, error: type[CorruptArtifactError], fix: str) -> dict:
+    """``folder/pt_meta.json``, checked: a JSON object of ``artifact_type`` with a valid ``encoder`` entry.
+    Damage raises ``error`` naming the file, the cause and ``fix``; a missing file raises FileNotFoundError."""
+    path = Path(folder) / META_FILE
+    try:
+        meta = json.loads(path.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError) as e:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise error(f"{path} is not valid JSON ({e}): {fix}") from e
+    if not isinstance(meta, dict):
+        raise error(f"{path} holds a JSON {type(meta).__name__}, not an object: {fix}")
+    if meta.get("type") != artifact_type:
+        raise error(f"{folder} holds a {meta.get('type')!r} artifact, not a {artifact_type}")
+    try:
+        EncoderSpec.from_dict(meta["encoder"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise error(f"{path} has no valid 'encoder' entry ({type(e).__name__}: {e}): {fix}") from e
+    return meta
+
+
+def check_counts(meta: dict, names: tuple[str, ...], path: Path, error: type[CorruptArtifactError], fix: str):
+    """The non-negative integers ``meta[name]`` for each name (``a.b`` reads ``meta[a][b]``); others raise."""
+    values = []
+    for name in names:
+        value = meta
+        for key in name.split("."):
+            value = value.get(key) if isinstance(value, dict) else None
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise error(f"{path / META_FILE}: {name!r} is {value!r}, not a count: {fix}")
+        values.append(value)
+    return values
+
+
+def docno_text(value) -> str:
+    """A docno as a string; None / NaN (a missing value, which would be stored as 'None' / 'nan') is refused."""
+    if not isinstance(value, str) and pd.api.types.is_scalar(value) and pd.isna(value):
+        raise ValueError(f"a document has docno {value!r}: every document needs a docno")
+    return str(value)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verify_sums(folder: Path, sums: dict | None, error: type[CorruptArtifactError], fix: str) -> None:
+    """Re-hash the files named in ``sums`` (name -> sha256, as recorded at build time); a changed one raises."""
+    if not sums:
+        raise error(f"{Path(folder) / META_FILE} records no sha256 sums (built by an older version): {fix}")
+    for name, expected in sums.items():
+        if not (Path(folder) / name).is_file() or file_sha256(Path(folder) / name) != expected:
+            raise error(f"{Path(folder) / name} does not match the sha256 recorded at build time: {fix}")
+
+
+def building_name(target: Path) -> Path:
+    """A fresh temporary name beside ``target`` (same file system, so it can be renamed into place)."""
+    return target.with_name(f".{target.name}{BUILDING}{secrets.token_hex(4)}")
+
+
+def remove_leftovers(target: Path) -> None:
+    """Delete the temporary folders of earlier builds of ``target`` that were killed (call under the lock)."""
+    for left in glob.glob(str(target.with_name(f".{glob.escape(target.name)}{BUILDING}*"))):
+        shutil.rmtree(left, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def build_lock(target: Path) -> Iterator[None]:
+    """Hold ``.NAME.lock`` beside ``target`` during a build; a second build of the same path fails at once with
+    :class:`BuildBusyError`. An flock: the system releases it when the process dies (no stale locks); the file
+    is removed when the build ends."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: builds are not locked
+        yield
+        return
+    lock = target.with_name(f".{target.name}.lock")
+    while True:
+        handle = open(lock, "a")  # noqa: SIM115 (closed below)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as e:
+            handle.close()
+            raise BuildBusyError(
+                f"another indexer is building {target} (it holds {lock}): wait for it to finish, or build elsewhere"
+            ) from e
+        with contextlib.suppress(FileNotFoundError):
+            if os.stat(lock).st_ino == os.fstat(handle.fileno()).st_ino:
+                break
+        handle.close()  # the lock file was removed by the build that held it: lock the new one
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lock)  # still holding the lock, so no one else holds this file
+        handle.close()
+
+
+def swap_into_place(built: Path, target: Path) -> None:
+    """Move the folder ``built`` to ``target``. An existing ``target`` is exchanged with it in one step (Linux
+    ``renameat2(RENAME_EXCHANGE)``), so readers never find the path empty, and then deleted; where that is not
+    available, the old folder is moved aside just before (a moment without it)."""
+    if not target.exists():
+        os.replace(built, target)
+        return
+    if not _exchange(built, target):
+        aside = building_name(target)
+        os.replace(target, aside)
+        os.replace(built, target)
+        built = aside
+    shutil.rmtree(built, ignore_errors=True)  # now the old folder
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically; False where the system or file system cannot."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV):
+        return False
+    raise OSError(code, os.strerror(code), str(b))
