@@ -21,7 +21,15 @@ COMMANDS = {
     "negatives": ("negatives.command", "structural near-miss negatives (negation, binding, spatial, paraphrase)"),
     "querygen": ("querygen.command", "SM / KW training queries for passages (leakage filter, validation split)"),
 }
-USER_ERRORS = (ValueError, FileNotFoundError, FileExistsError, KeyError)
+USER_ERRORS = (
+    ValueError,
+    KeyError,
+    FileNotFoundError,
+    FileExistsError,
+    NotADirectoryError,
+    IsADirectoryError,
+    PermissionError,
+)
 DEBUG_HELP = "show the full traceback of an error"
 DESCRIPTION = (
     "Dense retrieval that tells the same thing from almost the same words: evaluate, rerank, train and make "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import inspect
 from collections.abc import Callable
+from pathlib import Path
 
 
 def add_common_options(parser: argparse.ArgumentParser) -> None:
@@ -37,3 +38,33 @@ def given(args: argparse.Namespace, *names: str) -> dict:
     {'device': 'cpu'}
     """
     return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
+
+
+def positive_int(text: str) -> int:
+    """An argparse ``type``: an integer of at least 1 (``--limit 0`` used to mean "everything").
+
+    >>> positive_int("3")
+    3
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+FILE_SUFFIXES = (".txt", ".jsonl", ".json", ".csv", ".tsv")
+
+
+def missing_file(source: str) -> bool:
+    """Whether ``source`` names a file (a known suffix, or a path from / . ~) that does not exist, rather than a
+    dataset id such as ``irds:beir/scifact/train``.
+
+    >>> missing_file("/nonexistent.txt"), missing_file("irds:beir/scifact/train")
+    (True, False)
+    """
+    path = Path(source).expanduser()
+    looks_like_path = path.suffix in FILE_SUFFIXES or source.startswith(("/", "./", "../", "~"))
+    return looks_like_path and not path.exists()

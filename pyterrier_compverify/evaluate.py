@@ -142,7 +142,7 @@ def dataset_hint(dataset_id: str) -> str:
 
 def register(subparsers) -> None:
     """Add ``compverify evaluate`` (run by :func:`evaluate_command`) to the command's sub-parsers."""
-    from .cli_options import add_common_options, default_of
+    from .cli_options import add_common_options, default_of, positive_int
 
     def default(name):
         return default_of(run_evaluation, name)
@@ -156,12 +156,17 @@ def register(subparsers) -> None:
         help="comma-separated: maxsim, mapverifier, mapcnn (packaged weights) or a trained verifier folder "
         "(default: %(default)s)",
     )
-    parser.add_argument("--depth", type=int, default=default("depth"), help="rerank depth (default: %(default)s)")
+    parser.add_argument(
+        "--depth", type=positive_int, default=default("depth"), help="rerank depth (default: %(default)s)"
+    )
     parser.add_argument(
         "--max-length", type=int, default=default("max_length"), help="tokens per text (default: the encoder's, 128)"
     )
     parser.add_argument(
-        "--batch-size", type=int, default=default("batch_size"), help="encoder batch size (default: %(default)s)"
+        "--batch-size",
+        type=positive_int,
+        default=default("batch_size"),
+        help="encoder batch size (default: %(default)s)",
     )
     parser.add_argument(
         "--index-dir",

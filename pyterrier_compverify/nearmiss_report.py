@@ -122,7 +122,7 @@ def run_nearmiss(
 
 def register(subparsers) -> None:
     """Add ``compverify nearmiss`` (run by ``nearmiss_command``) to the command's sub-parsers."""
-    from .cli_options import add_common_options, default_of
+    from .cli_options import add_common_options, default_of, positive_int
 
     parser = subparsers.add_parser(
         "nearmiss", help="near-miss table per category: headline, win rate, identity win, distractor recall@1, ..."
@@ -143,7 +143,7 @@ def register(subparsers) -> None:
         help="encoder max length in tokens (default %(default)s: CondaQA passages need 256, at 128 the edit is cut "
         "off and the resulting ties count as losses); a verifier trained at another length keeps its own",
     )
-    parser.add_argument("--limit", type=int, default=None, help="first N triplets per category (quick runs)")
+    parser.add_argument("--limit", type=positive_int, default=None, help="first N triplets per category (quick runs)")
     parser.add_argument(
         "--distractors",
         type=int,

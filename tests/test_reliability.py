@@ -409,3 +409,66 @@ def test_d18_biencoder_index_refuses_duplicate_docnos(tmp_path, tiny_model_dir):
     with pytest.raises(ValueError, match="duplicate docno 'd0'"):
         model.index([{"docno": "d0", "text": "a"}, {"docno": "d0", "text": "b"}], tmp_path / "dup.flex")
     assert not (tmp_path / "dup.flex").exists()
+
+
+# ---- D10, D13, D22, D23, D26: the command and the training rows ------------------------------------------------
+def test_d10_cli_user_errors_are_one_line_with_exit_2(tmp_path, capsys):
+    err = _one_line_error(["train-verifier", str(tmp_path / "none.jsonl"), str(tmp_path / "out")], capsys)
+    assert err.startswith("compverify train-verifier: error: ") and "none.jsonl" in err
+    err = _one_line_error(["demo", "--data-dir", str(tmp_path / "no-data")], capsys)
+    assert err.startswith("compverify demo: error: ")
+
+
+def test_d13_tsv_quotes_are_ordinary_characters_and_do_not_merge_rows(tmp_path):
+    from pyterrier_compverify.training import load_triplets
+
+    path = tmp_path / "m.tsv"
+    path.write_text('anchor\tpositive\tnegative\n"a\tb\tc\nd\te"\tf\nh\ti\tj\n')
+    rows = load_triplets(path)[["anchor", "positive", "negative"]].values.tolist()
+    assert rows == [['"a', "b", "c"], ["d", 'e"', "f"], ["h", "i", "j"]]
+    path.write_text('anchor\tpositive\tnegative\n"a\tb\tc\nd\te"\tf\tg\n')  # the review's: 4 cells in line 3
+    with pytest.raises(ValueError, match="m.tsv: .*Expected 3 fields in line 3, saw 4"):
+        load_triplets(path)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["negatives", "out.jsonl", "--limit", "0"],
+        ["negatives", "out.jsonl", "--limit", "-1"],
+        ["nearmiss", "--limit", "0"],
+        ["evaluate", "irds:cranfield", "--depth", "-1"],
+        ["train-verifier", "r.jsonl", "out", "--steps", "0"],
+        ["train-encoder", "out", "--batch-size", "0"],
+        ["querygen", "p.jsonl", "out.jsonl", "--limit", "0"],
+    ],
+)
+def test_d22_numeric_options_below_1_are_refused_at_parse_time(argv, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2 and "must be at least 1" in capsys.readouterr().err
+
+
+def test_d22_a_negative_learning_rate_is_refused(tmp_path, capsys):
+    err = _one_line_error(["train-verifier", "r.jsonl", str(tmp_path / "o"), "--head-lr", "-1"], capsys)
+    assert "head_lr must be positive" in err
+
+
+def test_d23_a_missing_input_file_is_reported_as_missing_not_as_an_unknown_dataset(tmp_path, capsys):
+    missing = str(tmp_path / "nonexistent.txt")
+    err = _one_line_error(["negatives", str(tmp_path / "out.jsonl"), "--sentences", missing], capsys)
+    assert err == f"compverify negatives: error: no such file: {missing}"
+    err = _one_line_error(["querygen", str(tmp_path / "p.jsonl"), str(tmp_path / "out.jsonl")], capsys)
+    assert err == f"compverify querygen: error: no such file: {tmp_path / 'p.jsonl'}"
+
+
+def test_d26_training_row_errors_name_the_file_line_and_cause(tmp_path):
+    from pyterrier_compverify.training import load_triplets
+
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"anchor": "a", "positive": "b", "negative": "c"}\n{oops\n')
+    with pytest.raises(ValueError, match=r"rows.jsonl, line 2: not valid JSON"):
+        load_triplets(path)
+    path.write_text('{"anchor": "a", "positive": 3, "negative": "c"}\n')
+    with pytest.raises(ValueError, match=r"column 'positive' is not a string in 1 row\(s\), first row 0 \(3\)"):
+        load_triplets(path)

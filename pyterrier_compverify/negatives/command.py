@@ -11,6 +11,10 @@ from pathlib import Path
 
 def read_sentences(source: str, *, limit: int | None = None, seed: int = 0) -> list[str]:
     """The lines of a text file (in order), or the shuffled sentences of a collection's documents."""
+    from ..cli_options import missing_file
+
+    if missing_file(source):
+        raise FileNotFoundError(f"no such file: {source}")
     if Path(source).is_file():
         lines = Path(source).read_text(encoding="utf-8").splitlines()
         return lines[:limit] if limit else lines
@@ -46,7 +50,7 @@ def run_negatives(
 
 def register(subparsers) -> None:
     """Add ``compverify negatives`` (run by :func:`negatives_command`) to the command's sub-parsers."""
-    from ..cli_options import add_data_dir_option, default_of
+    from ..cli_options import add_data_dir_option, default_of, positive_int
     from . import CATEGORIES
 
     parser = subparsers.add_parser(
@@ -61,7 +65,7 @@ def register(subparsers) -> None:
         help="a text file (one sentence a line) or a dataset id whose documents are split into sentences "
         "(default: %(default)s)",
     )
-    parser.add_argument("--limit", type=int, default=None, help="at most N sentences")
+    parser.add_argument("--limit", type=positive_int, default=None, help="at most N sentences")
     parser.add_argument(
         "--categories", default=",".join(CATEGORIES), help="comma-separated categories (default: %(default)s)"
     )

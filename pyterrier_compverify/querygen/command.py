@@ -15,7 +15,11 @@ from . import COLUMNS, KeywordQueries, LLMQueries, drop_leaking, generate_querie
 def read_passages(source: str, *, limit: int | None = None) -> pd.DataFrame:
     """Passages (``docno``, ``text``) from a .jsonl / .csv / .tsv file, or from a collection id such as
     ``irds:beir/scifact/test`` or ``compverify/capretrieval/en``."""
+    from ..cli_options import missing_file
+
     path = Path(source)
+    if missing_file(source):
+        raise FileNotFoundError(f"no such file: {source}")
     if path.is_file():
         if path.suffix == ".jsonl":
             frame = pd.read_json(path, lines=True, dtype={"docno": str, "id": str})
@@ -90,7 +94,7 @@ def run_querygen(
 
 def register(subparsers) -> None:
     """Add ``compverify querygen`` (run by :func:`querygen_command`) to the command's sub-parsers."""
-    from ..cli_options import add_data_dir_option, default_of
+    from ..cli_options import add_data_dir_option, default_of, positive_int
 
     def default(name):
         return default_of(run_querygen, name)
@@ -118,7 +122,7 @@ def register(subparsers) -> None:
         default=default("validation"),
         help="share of passages held out (default: %(default)s)",
     )
-    parser.add_argument("--limit", type=int, default=None, help="first N passages")
+    parser.add_argument("--limit", type=positive_int, default=None, help="first N passages")
     parser.add_argument("--seed", type=int, default=default("seed"), help="sampling seed (default: %(default)s)")
     parser.set_defaults(func=querygen_command)
 

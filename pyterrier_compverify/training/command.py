@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..cli_options import add_common_options, default_of, given
+from ..cli_options import add_common_options, default_of, given, positive_int
 from .biencoder import EncoderTrainingConfig, train_encoder
 from .data import recipe_rows
 from .verifier import MODES, VerifierTrainingConfig, train_verifier
@@ -50,10 +50,12 @@ def register_train_verifier(subparsers) -> None:
         help="frozen: the head over cached token states; last-layer: also the encoder's top --top-layers over "
         "cached states of the layer below; end-to-end: the whole encoder (default: %(default)s)",
     )
-    parser.add_argument("--top-layers", type=int, default=default("top_layers"), help="(default: %(default)s)")
+    parser.add_argument("--top-layers", type=positive_int, default=default("top_layers"), help="(default: %(default)s)")
     parser.add_argument("--bf16", action="store_true", help="bf16 autocast (fast on CPUs with AVX-512 bf16)")
-    parser.add_argument("--steps", type=int, default=default("steps"), help="training steps (default: %(default)s)")
-    parser.add_argument("--batch-size", type=int, default=default("batch_size"), help="(default: %(default)s)")
+    parser.add_argument(
+        "--steps", type=positive_int, default=default("steps"), help="training steps (default: %(default)s)"
+    )
+    parser.add_argument("--batch-size", type=positive_int, default=default("batch_size"), help="(default: %(default)s)")
     parser.add_argument(
         "--head-lr", type=float, default=default("head_lr"), help="head learning rate (default: %(default)s)"
     )
@@ -115,8 +117,10 @@ def register_train_encoder(subparsers) -> None:
         help="title -> abstract pairs added to the rows (default: %(default)s)",
     )
     parser.add_argument("--balanced", action="store_true", help="as many structural rows of each category")
-    parser.add_argument("--steps", type=int, default=default("steps"), help="training steps (default: %(default)s)")
-    parser.add_argument("--batch-size", type=int, default=default("batch_size"), help="(default: %(default)s)")
+    parser.add_argument(
+        "--steps", type=positive_int, default=default("steps"), help="training steps (default: %(default)s)"
+    )
+    parser.add_argument("--batch-size", type=positive_int, default=default("batch_size"), help="(default: %(default)s)")
     parser.add_argument("--lr", type=float, default=default("lr"), help="learning rate (default: %(default)s)")
     parser.add_argument(
         "--max-length", type=int, default=default("max_length"), help="tokens per text (default: %(default)s)"
