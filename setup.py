@@ -14,13 +14,16 @@ setup(
     package_data={"pyterrier_compverify": ["py.typed", "weights/*/*"]},
     python_requires=">=3.10",
     install_requires=[
-        "torch>=2.1",
+        # loading safety: torch >= 2.6 unpickles .bin weights with weights_only=True (no code), and
+        # sentence-transformers >= 6 refuses module classes outside itself without trust_remote_code
+        # (tests/test_reliability.py::test_loading_safety_a_crafted_encoder_runs_no_code)
+        "torch>=2.6",
         "python-terrier>=0.13",
         "pyterrier-alpha>=0.12",
         "pyterrier-dr>=0.8",
         "pyterrier-pisa>=0.4",
         "transformers>=4.40",
-        "sentence-transformers>=3.0",
+        "sentence-transformers>=6.0",
         "ir-datasets>=0.5.9",
         "ir-measures>=0.3.7",
         "pandas>=2.0",

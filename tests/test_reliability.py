@@ -472,3 +472,54 @@ def test_d26_training_row_errors_name_the_file_line_and_cause(tmp_path):
     path.write_text('{"anchor": "a", "positive": 3, "negative": "c"}\n')
     with pytest.raises(ValueError, match=r"column 'positive' is not a string in 1 row\(s\), first row 0 \(3\)"):
         load_triplets(path)
+
+
+# ---- loading safety (issue 15 item 9): a crafted encoder in a Verifier must not run code ---------------------------
+MARKER_CODE = "import pathlib; pathlib.Path({marker!r}).write_text('ran')\n"
+
+
+def crafted_verifier(tmp_path, tiny_encoder, craft):
+    from pyterrier_compverify.scoring import build_head
+
+    verifier = cv.Verifier.save(tmp_path / "v", tiny_encoder, build_head("F4", dim=32), "F4", fine_tuned=True)
+    craft(verifier.path / "encoder", str(tmp_path / "marker"))
+    return verifier
+
+
+def custom_module_class(folder, marker):
+    (folder / "evil_module.py").write_text(MARKER_CODE.format(marker=marker) + "class Evil:\n    pass\n")
+    modules = json.loads((folder / "modules.json").read_text())
+    modules[1]["type"] = "evil_module.Evil"
+    (folder / "modules.json").write_text(json.dumps(modules))
+
+
+def remote_code(folder, marker):
+    (folder / "modeling_evil.py").write_text(MARKER_CODE.format(marker=marker))
+    config = json.loads((folder / "config.json").read_text())
+    config["auto_map"] = {"AutoModel": "modeling_evil.EvilModel", "AutoConfig": "modeling_evil.EvilConfig"}
+    (folder / "config.json").write_text(json.dumps(config))
+
+
+def pickled_weights(folder, marker):
+    import pickle
+
+    class Payload:
+        def __reduce__(self):
+            return exec, (MARKER_CODE.format(marker=marker),)
+
+    (folder / "model.safetensors").unlink()
+    (folder / "pytorch_model.bin").write_bytes(pickle.dumps({"weights": Payload()}))
+
+
+@pytest.mark.parametrize("craft, refused", [(custom_module_class, True), (remote_code, False), (pickled_weights, True)])
+def test_loading_safety_a_crafted_encoder_runs_no_code(tmp_path, tiny_encoder, craft, refused, monkeypatch):
+    """Protection that comes from the pinned sentence-transformers (>= 6) and torch (>= 2.6, weights_only): a
+    custom module class or pickled weights are refused, an ``auto_map`` is ignored; no crafted code runs."""
+    verifier = crafted_verifier(tmp_path, tiny_encoder, craft)
+    monkeypatch.syspath_prepend(str(verifier.path / "encoder"))  # even where the module would be importable
+    if refused:
+        with pytest.raises(cv.CorruptVerifierError, match="the fine-tuned encoder. cannot be loaded"):
+            cv.MapVerifier(verifier.path, device="cpu")
+    else:
+        cv.MapVerifier(verifier.path, device="cpu")
+    assert not (tmp_path / "marker").exists()
