@@ -93,7 +93,8 @@ def train(args) -> None:
         "caption": lambda epoch: caption_rows(
             d["train_captions"], d["train_edits"], identity=identity, seed=args.seed * 1000 + epoch
         ),
-        "structural": structural_rows(d["scifact_edits"], identity=identity, seed=args.seed),
+        # one draw for every run, so all runs share one pool of texts (and one state cache)
+        "structural": structural_rows(d["scifact_edits"], identity=identity, seed=42),
         "retrieval": retrieval_rows(d["retrieval"]),
     }
     shares = {"caption": args.caption_share, "structural": args.structural_share, "retrieval": args.retrieval_share}

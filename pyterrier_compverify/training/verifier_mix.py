@@ -80,8 +80,9 @@ def structural_rows(edits: pd.DataFrame, *, identity: bool = False, seed: int = 
     near = near.to_dict()
     rows = []
     for sentence in sorted(set(para) & set(near)):
-        positive = sentence if identity else para[sentence][rng.integers(len(para[sentence]))]
+        paraphrase = para[sentence][rng.integers(len(para[sentence]))]  # drawn either way: same negatives
         negative, category = near[sentence][rng.integers(len(near[sentence]))]
+        positive = sentence if identity else paraphrase
         rows.append((sentence, positive, negative, "structural", "identity" if identity else "paraphrase", category))
     return pd.DataFrame(rows, columns=COLUMNS)
 
