@@ -101,6 +101,7 @@ def train(args) -> None:
     rows = arrange_batches(sources, shares, steps=args.steps, batch_size=args.batch_size, seed=args.seed)
     config = VerifierTrainingConfig(
         head=args.head,
+        head_config=json.loads(args.head_config),
         mode=args.mode,
         steps=args.steps,
         batch_size=args.batch_size,
@@ -269,15 +270,16 @@ def main() -> None:
     p = sub.add_parser("train")
     p.add_argument("--name", required=True)
     p.add_argument("--head", default="F4")
+    p.add_argument("--head-config", default="{}", help='head arguments as JSON, e.g. \'{"dim": 128}\' for F4')
     p.add_argument("--mode", default="frozen")
     p.add_argument("--positives", default="paraphrase", choices=["paraphrase", "identity"])
     p.add_argument("--steps", type=int, default=3000)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--head-lr", type=float, default=5e-4)
     p.add_argument("--encoder-lr", type=float, default=2e-5)
-    p.add_argument("--caption-share", type=float, default=0.6)
+    p.add_argument("--caption-share", type=float, default=0.65)
     p.add_argument("--structural-share", type=float, default=0.15)
-    p.add_argument("--retrieval-share", type=float, default=0.25)
+    p.add_argument("--retrieval-share", type=float, default=0.2)
     p.add_argument("--bf16", action="store_true")
     p.add_argument("--seed", type=int, default=42)
     p.set_defaults(func=train)
