@@ -86,6 +86,17 @@ def test_d01_train_encoder_refuses_another_run_unless_overwrite(tmp_path, tiny_m
     assert train_encoder(OTHER_ROWS, tmp_path / "enc", config=other, overwrite=True, **kw).fingerprint != first
 
 
+def test_d01_a_folder_trained_before_fingerprints_is_taken_over_only_with_the_same_config(tmp_path, tiny_encoder):
+    out = tmp_path / "old"
+    train_verifier(ROWS, out, encoder=tiny_encoder, config=small(), verbose=False)
+    (out / "compverify_run.json").unlink()  # as an older version left it
+    with pytest.raises(FileExistsError, match="holds another training run .a run without a fingerprint"):
+        train_verifier(ROWS, out, encoder=tiny_encoder, config=small(seed=7), verbose=False)
+    with pytest.warns(UserWarning, match="trained by an older version with this config"):
+        _, log = train_verifier(ROWS, out, encoder=tiny_encoder, config=small(), verbose=False)
+    assert log == [] and (out / "compverify_run.json").exists()
+
+
 def test_d01_output_folder_that_is_a_file_is_refused_before_training(tmp_path, tiny_encoder):
     (tmp_path / "afile").write_text("x")
     with pytest.raises(FileExistsError, match="is a file, not a folder"):
