@@ -187,7 +187,9 @@ def dev(args) -> None:
     for name in args.names.split(","):
         verifier = cv.Verifier(run_dir / name)
         encoder = verifier.load_encoder(encoder=None if verifier.meta["fine_tuned_encoder"] else base, device="cpu")
-        indices = build_indices(collection, encoder, DEFAULT_INDEX_DIR)
+        # SciFact's train and test splits share one corpus, so the corpus index built for evaluation serves; only
+        # train topics and qrels (the 200 held-out queries) are read here
+        indices = build_indices(load_collection("irds:beir/scifact/test"), encoder, DEFAULT_INDEX_DIR)
         maxsim = cv.MaxSim(encoder)
         head = verifier.reranker(encoder=encoder, penalty=False)
         s, v = {}, {}
