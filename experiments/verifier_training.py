@@ -182,7 +182,7 @@ def dev(args) -> None:
     collection = load_collection("irds:beir/scifact/train")
     topics = collection.topics()
     topics = topics[topics["query"].isin(set(d["dev_queries"]))]
-    qrels = collection.qrels()
+    qrels = collection.qrels().rename(columns={"qid": "query_id", "docno": "doc_id", "label": "relevance"})
     rows = []
     for name in args.names.split(","):
         verifier = cv.Verifier(run_dir / name)
@@ -207,8 +207,8 @@ def dev(args) -> None:
         merged = run_s.merge(run_v[["qid", "docno", "score"]], on=["qid", "docno"], suffixes=("_s", "_v"))
 
         def ndcg(scores, merged=merged):
-            r = merged[["qid", "docno"]].assign(score=scores)
-            return ir_measures.calc_aggregate([nDCG @ 10], qrels, r)[nDCG @ 10]
+            r = merged[["qid", "docno"]].rename(columns={"qid": "query_id", "docno": "doc_id"})
+            return ir_measures.calc_aggregate([nDCG @ 10], qrels, r.assign(score=np.asarray(scores)))[nDCG @ 10]
 
         rows.append(
             {
