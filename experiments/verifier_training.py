@@ -134,13 +134,14 @@ def train(args) -> None:
     print(json.dumps(info, indent=2))
 
 
-BETAS = (0.25, 0.5, 1.0)
-TAUS = (0.8, 0.85, 0.9, 0.95)
+BETAS = (0.25, 0.5, 1.0, 1.5, 2.0)
+TAUS = (0.8, 0.85, 0.875, 0.9, 0.925, 0.95)
+SHARPNESS = (10.0, 20.0, 40.0)
 
 
-def fused(s: np.ndarray, v: np.ndarray, beta: float, tau: float) -> np.ndarray:
+def fused(s: np.ndarray, v: np.ndarray, beta: float, tau: float, sharpness: float = 20.0) -> np.ndarray:
     """MaxSim minus the conditional penalty (``scoring.ConditionalPenalty``), from precomputed S and v."""
-    return s - beta / (1 + np.exp(-20 * (s - tau))) * (1 - v)
+    return s - beta / (1 + np.exp(-sharpness * (s - tau))) * (1 - v)
 
 
 def dev_triplets(d: dict, seed: int = 7) -> pd.DataFrame:
@@ -151,15 +152,8 @@ def dev_triplets(d: dict, seed: int = 7) -> pd.DataFrame:
     return pd.concat([other, para[para["positive_kind"] == "paraphrase"]], ignore_index=True)
 
 
-def pair_scores(scorer, queries: list[str], texts: list[str]) -> np.ndarray:
-    from pyterrier_compverify.measures import score_pairs
-
-    return score_pairs(scorer, queries, texts)
-
-
-def nearmiss_dev(triplets: pd.DataFrame, s: dict, v: dict, beta=None, tau=None) -> dict:
+def nearmiss_dev(triplets: pd.DataFrame, score: dict) -> dict:
     """Win rate (positive > near-miss) per positive kind and identity win (anchor itself > near-miss)."""
-    score = {k: (fused(s[k], v[k], beta, tau) if beta is not None else v[k]) for k in s}
     out = {}
     for kind, rows in triplets.groupby("positive_kind").indices.items():
         out[f"win ({kind})"] = float(np.mean(score["positive"][rows] > score["negative"][rows]))
@@ -168,82 +162,114 @@ def nearmiss_dev(triplets: pd.DataFrame, s: dict, v: dict, beta=None, tau=None) 
     return out
 
 
-def dev(args) -> None:
+def dev_scores(name: str, run_dir: Path, d: dict, triplets: pd.DataFrame, base) -> pd.DataFrame:
+    """MaxSim (S) and the head's own score (v) on the dev triplets' pairs and on the dense top 100 of the held-out
+    SciFact train queries; kept in ``<run>/dev-scores.parquet`` (the grid of serving forms is computed from it)."""
+    from pyterrier_compverify.datasets import load_collection
+    from pyterrier_compverify.measures import score_pairs
+    from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices
+
+    path = run_dir / name / "dev-scores.parquet"
+    if path.exists():
+        return pd.read_parquet(path)
+    verifier = cv.Verifier(run_dir / name)
+    encoder = verifier.load_encoder(encoder=None if verifier.meta["fine_tuned_encoder"] else base, device="cpu")
+    maxsim, head = cv.MaxSim(encoder), verifier.reranker(encoder=encoder, penalty=False)
+    parts = []
+    for key in ("positive", "negative", "identity"):
+        texts = triplets["anchor" if key == "identity" else key].tolist()
+        s = score_pairs(maxsim, triplets["anchor"].tolist(), texts)
+        v = score_pairs(head, triplets["anchor"].tolist(), texts)
+        parts.append(pd.DataFrame({"part": key, "qid": "", "docno": "", "row": np.arange(len(texts)), "s": s, "v": v}))
+    # SciFact's train and test splits share one corpus, so the corpus index built for evaluation serves; only
+    # train topics and qrels (the held-out queries) are read here
+    indices = build_indices(load_collection("irds:beir/scifact/test"), encoder, DEFAULT_INDEX_DIR)
+    topics = load_collection("irds:beir/scifact/train").topics()
+    topics = topics[topics["query"].isin(set(d["dev_queries"]))]
+    run = (encoder.query_encoder() >> indices.flex.retriever(num_results=100, drop_query_vec=True))(topics)
+    run_s = cv.MaxSim(encoder, store=indices.store)(run)
+    run_v = verifier.reranker(encoder=encoder, store=indices.store, penalty=False)(run)
+    merged = run_s.merge(run_v[["qid", "docno", "score"]], on=["qid", "docno"], suffixes=("_s", "_v"))
+    parts.append(
+        pd.DataFrame(
+            {
+                "part": "scifact",
+                "qid": merged["qid"],
+                "docno": merged["docno"],
+                "row": -1,
+                "s": merged["score_s"],
+                "v": merged["score_v"],
+            }
+        )
+    )
+    table = pd.concat(parts, ignore_index=True)
+    table.to_parquet(path)
+    return table
+
+
+def form_row(context, form: str, score_fn, **extra) -> dict:
+    """One serving form's dev row: SciFact dev nDCG@10 and the Flickr8k dev near-miss measures."""
     import ir_measures
     from ir_measures import nDCG
 
+    name, sci, run, dev_qrels, pairs, triplets = context
+    ndcg = ir_measures.calc_aggregate([nDCG @ 10], dev_qrels, run.assign(score=score_fn(sci)))[nDCG @ 10]
+    near = nearmiss_dev(triplets, {k: score_fn(p) for k, p in pairs.items()})
+    return {"verifier": name, "form": form, **extra, "SciFact dev nDCG@10": ndcg, **near}
+
+
+def dev(args) -> None:
     from pyterrier_compverify.datasets import load_collection
-    from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices
 
     run_dir = Path(args.run_dir)
     d = load_data(run_dir)
     triplets = dev_triplets(d)
     base = cv.TokenEncoder(device="cpu")
-    collection = load_collection("irds:beir/scifact/train")
-    topics = collection.topics()
-    topics = topics[topics["query"].isin(set(d["dev_queries"]))]
-    qrels = collection.qrels().rename(columns={"qid": "query_id", "docno": "doc_id", "label": "relevance"})
+    qrels = load_collection("irds:beir/scifact/train").qrels()
     rows = []
     for name in args.names.split(","):
-        verifier = cv.Verifier(run_dir / name)
-        encoder = verifier.load_encoder(encoder=None if verifier.meta["fine_tuned_encoder"] else base, device="cpu")
-        # SciFact's train and test splits share one corpus, so the corpus index built for evaluation serves; only
-        # train topics and qrels (the 200 held-out queries) are read here
-        indices = build_indices(load_collection("irds:beir/scifact/test"), encoder, DEFAULT_INDEX_DIR)
-        maxsim = cv.MaxSim(encoder)
-        head = verifier.reranker(encoder=encoder, penalty=False)
-        s, v = {}, {}
-        for key, texts in (
-            ("positive", triplets["positive"]),
-            ("negative", triplets["negative"]),
-            ("identity", triplets["anchor"]),
-        ):
-            s[key] = pair_scores(maxsim, triplets["anchor"].tolist(), texts.tolist())
-            v[key] = pair_scores(head, triplets["anchor"].tolist(), texts.tolist())
-        dense = encoder.query_encoder() >> indices.flex.retriever(num_results=100, drop_query_vec=True)
-        run = dense(topics)
-        run_s = cv.MaxSim(encoder, store=indices.store)(run)
-        run_v = verifier.reranker(encoder=encoder, store=indices.store, penalty=False)(run)
-        merged = run_s.merge(run_v[["qid", "docno", "score"]], on=["qid", "docno"], suffixes=("_s", "_v"))
+        table = dev_scores(name, run_dir, d, triplets, base)
+        sci = table[table["part"] == "scifact"]
+        dev_qrels = qrels[qrels["qid"].isin(set(sci["qid"]))]  # only the held-out queries count
+        dev_qrels = dev_qrels.rename(columns={"qid": "query_id", "docno": "doc_id", "label": "relevance"})
+        run = sci[["qid", "docno"]].rename(columns={"qid": "query_id", "docno": "doc_id"})
+        pairs = {k: table[table["part"] == k].sort_values("row") for k in ("positive", "negative", "identity")}
 
-        def ndcg(scores, merged=merged):
-            r = merged[["qid", "docno"]].rename(columns={"qid": "query_id", "docno": "doc_id"})
-            return ir_measures.calc_aggregate([nDCG @ 10], qrels, r.assign(score=np.asarray(scores)))[nDCG @ 10]
-
-        rows.append(
-            {
-                "verifier": name,
-                "form": "MaxSim",
-                "SciFact dev nDCG@10": ndcg(merged["score_s"]),
-                **nearmiss_dev(triplets, s, s),
-            }
-        )
-        rows.append(
-            {
-                "verifier": name,
-                "form": "head",
-                "SciFact dev nDCG@10": ndcg(merged["score_v"]),
-                **nearmiss_dev(triplets, v, v),
-            }
-        )
+        context = (name, sci, run, dev_qrels, pairs, triplets)
+        rows.append(form_row(context, "MaxSim", lambda t: t["s"].to_numpy()))
+        rows.append(form_row(context, "head", lambda t: t["v"].to_numpy()))
         for beta in BETAS:
             for tau in TAUS:
-                rows.append(
-                    {
-                        "verifier": name,
-                        "form": f"fused beta={beta} tau={tau}",
-                        "beta": beta,
-                        "tau": tau,
-                        "SciFact dev nDCG@10": ndcg(fused(merged["score_s"], merged["score_v"], beta, tau)),
-                        **nearmiss_dev(triplets, s, v, beta, tau),
-                    }
-                )
+                for k in SHARPNESS:
+                    rows.append(
+                        form_row(
+                            context,
+                            f"fused beta={beta} tau={tau} k={k:g}",
+                            lambda t, beta=beta, tau=tau, k=k: fused(
+                                t["s"].to_numpy(), t["v"].to_numpy(), beta, tau, k
+                            ),
+                            beta=beta,
+                            tau=tau,
+                            sharpness=k,
+                        )
+                    )
     table = pd.DataFrame(rows)
     out = run_dir / f"dev-{args.tag}.json"
     table.to_json(out, orient="records", indent=1)
-    shown = table.drop(columns=[c for c in ("beta", "tau") if c in table]).round(4)
+    maxsim = table[table["form"] == "MaxSim"].set_index("verifier")["SciFact dev nDCG@10"]
+    table["dev nDCG - MaxSim"] = table["SciFact dev nDCG@10"] - table["verifier"].map(maxsim)
+    fused_rows = table[table["form"].str.startswith("fused")]
+    mean = fused_rows.groupby(["beta", "tau", "sharpness"])[["dev nDCG - MaxSim", "headline", "identity win"]].agg(
+        ["mean", "min"]
+    )
+    mean.columns = [" ".join(c) for c in mean.columns]
+    keep = mean[mean["dev nDCG - MaxSim min"] >= -args.max_drop].sort_values("headline mean", ascending=False)
+    shown = table[~table["form"].str.startswith("fused")].drop(columns=["beta", "tau", "sharpness"]).round(4)
     print(shown.to_markdown(index=False))
-    print(f"dev triplets: {triplets['positive_kind'].value_counts().to_dict()}; {len(topics)} SciFact dev queries")
+    print(f"\nfused forms whose dev nDCG@10 is at most {args.max_drop} below MaxSim for every verifier, best first:")
+    print(keep.head(10).round(4).to_markdown())
+    kinds = triplets["positive_kind"].value_counts().to_dict()
+    print(f"dev triplets: {kinds}; {sci['qid'].nunique()} SciFact dev queries")
 
 
 def ship(args) -> None:
@@ -251,7 +277,7 @@ def ship(args) -> None:
     import shutil
 
     verifier = cv.Verifier(Path(args.run_dir) / args.name)
-    penalty = {"beta": args.beta, "tau": args.tau} if args.beta else None
+    penalty = {"beta": args.beta, "tau": args.tau, "sharpness": args.sharpness} if args.beta else None
     verifier.set_default_penalty(penalty, selected_on=args.selected_on)
     target = Path(cv.__file__).parent / "weights" / f"{verifier.meta['head'].lower()}-minilm-frozen"
     if target.exists():
@@ -272,7 +298,7 @@ def main() -> None:
     p = sub.add_parser("train")
     p.add_argument("--name", required=True)
     p.add_argument("--head", default="F4")
-    p.add_argument("--head-config", default="{}", help='head arguments as JSON, e.g. \'{"dim": 128}\' for F4')
+    p.add_argument("--head-config", default="{}", help="head arguments as JSON, e.g. '{\"dim\": 128}' for F4")
     p.add_argument("--mode", default="frozen")
     p.add_argument("--positives", default="paraphrase", choices=["paraphrase", "identity"])
     p.add_argument("--steps", type=int, default=3000)
@@ -288,11 +314,13 @@ def main() -> None:
     p = sub.add_parser("dev")
     p.add_argument("--names", required=True, help="comma-separated trained verifier names under --run-dir")
     p.add_argument("--tag", default="latest")
+    p.add_argument("--max-drop", type=float, default=0.005, help="largest dev nDCG@10 loss against MaxSim allowed")
     p.set_defaults(func=dev)
     p = sub.add_parser("ship")
     p.add_argument("--name", required=True)
     p.add_argument("--beta", type=float, default=None, help="fused form: MaxSim - penalty (omit: the head's score)")
     p.add_argument("--tau", type=float, default=None)
+    p.add_argument("--sharpness", type=float, default=20.0)
     p.add_argument("--selected-on", default="Flickr8k dev near-misses + 200 held-out SciFact train queries")
     p.set_defaults(func=ship)
     args = parser.parse_args()
