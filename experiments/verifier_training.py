@@ -279,6 +279,9 @@ def ship(args) -> None:
     verifier = cv.Verifier(Path(args.run_dir) / args.name)
     penalty = {"beta": args.beta, "tau": args.tau, "sharpness": args.sharpness} if args.beta else None
     verifier.set_default_penalty(penalty, selected_on=args.selected_on)
+    if not args.package:
+        print(f"{verifier}: serving form {penalty}")
+        return
     target = Path(cv.__file__).parent / "weights" / f"{verifier.meta['head'].lower()}-minilm-frozen"
     if target.exists():
         shutil.rmtree(target)
@@ -321,6 +324,7 @@ def main() -> None:
     p.add_argument("--beta", type=float, default=None, help="fused form: MaxSim - penalty (omit: the head's score)")
     p.add_argument("--tau", type=float, default=None)
     p.add_argument("--sharpness", type=float, default=20.0)
+    p.add_argument("--no-package", dest="package", action="store_false", help="only record the serving form")
     p.add_argument("--selected-on", default="Flickr8k dev near-misses + 200 held-out SciFact train queries")
     p.set_defaults(func=ship)
     args = parser.parse_args()
