@@ -85,4 +85,9 @@ def test_packaged_mapverifier_loads_and_matches_store_and_text(minilm, scifact_d
     from_text = verifier(frame).sort_values("docno")
     from_store = cv.MapVerifier(encoder=minilm, store=store)(frame.drop(columns=["text"])).sort_values("docno")
     np.testing.assert_allclose(from_text["score"], from_store["score"], atol=5e-3)
-    assert from_text["score"].between(-1, 1).all()
+    # the packaged serving form is MaxSim minus the conditional penalty (chosen on dev): never above MaxSim
+    assert verifier.verifier.default_penalty is not None and verifier.penalty == verifier.verifier.default_penalty
+    maxsim = cv.MaxSim(minilm)(frame).sort_values("docno")
+    assert (from_text["score"].to_numpy() <= maxsim["score"].to_numpy() + 1e-6).all()
+    pure = cv.MapVerifier(encoder=minilm, penalty=False)(frame)
+    assert pure["score"].between(-1, 1).all()
