@@ -9,6 +9,8 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if os.environ.get("COMPVERIFY_DATA"):  # absolute, so tests that change the working directory still find it
+    os.environ["COMPVERIFY_DATA"] = str(Path(os.environ["COMPVERIFY_DATA"]).resolve())
 
 WORDS = (
     "a the dog cat chases chased is not no never on under left right above below of in and big small red "
