@@ -1,7 +1,8 @@
 """Benchmark: verifier training throughput (scored pairs per second), the re-encoding frozen trainer against the
 cached-state trainers, side by side in one run on real rows (SciFact train triplets with BM25 negatives, max
 length 128). Each step scores B x (B + 1) pairs. Rounds are interleaved; best of ``--rounds``, spread shown.
-The state caches are built once before timing (their cost is reported on its own line).
+The state caches are built once before timing (their cost is reported on its own line); a step's time is the
+best interval between consecutive optimiser steps inside one run (start-up and saving excluded).
 
     COMPVERIFY_DATA=/path/to/data python benchmarks/verifier_training.py [--head F4 --batch-size 32]
 
@@ -32,15 +33,20 @@ VARIANTS = {  # name -> config overrides; the first is the baseline of the ratio
 
 
 def seconds_per_step(rows, encoder, base: dict, overrides: dict, steps: int, cache_dir: str) -> float:
-    """(time of 1 + steps steps - time of 1 step) / steps: start-up, caching and saving cancel out."""
-    times = []
-    for n in (1, 1 + steps):
-        config = VerifierTrainingConfig(**{**base, **overrides, "steps": n, "cache_dir": cache_dir})
-        with tempfile.TemporaryDirectory() as tmp:
-            start = time.perf_counter()
-            train_verifier(rows, tmp, encoder=encoder, config=config, verbose=False, resume=False)
-            times.append(time.perf_counter() - start)
-    return (times[1] - times[0]) / steps
+    """Best wall time between consecutive optimiser steps of one run of ``1 + steps`` steps (the first step, start-up,
+    caching and saving are outside every interval)."""
+    from transformers import TrainerCallback
+
+    stamps = []
+
+    class Stamp(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            stamps.append(time.perf_counter())
+
+    config = VerifierTrainingConfig(**{**base, **overrides, "steps": 1 + steps, "cache_dir": cache_dir})
+    with tempfile.TemporaryDirectory() as tmp:
+        train_verifier(rows, tmp, encoder=encoder, config=config, verbose=False, resume=False, callbacks=[Stamp()])
+    return min(b - a for a, b in zip(stamps, stamps[1:]))
 
 
 def main() -> None:
