@@ -1,27 +1,50 @@
-"""BiEncoder: a trained or hub bi-encoder as a PyTerrier dense retriever on pyterrier-dr."""
+"""BiEncoder: a trained or hub bi-encoder as a PyTerrier dense retriever whose index also holds token states.
+
+``model.index(docs, path)`` encodes each document once into a folder holding a pyterrier-dr FlexIndex (``dense/``,
+the pooled vectors) and a :class:`TokenStore` (``tokens/``, the token states); ``model.retriever(path)`` searches
+the FlexIndex and tells the next stage where the token states are, so a token reranker needs no argument::
+
+    dense = model.retriever(path)
+    dense % 100 >> cv.MapVerifier()   # reads the candidates' token states from path/tokens
+"""
 
 from __future__ import annotations
 
 import os
-import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyterrier as pt
 
-from .artifacts import build_lock, building_name, docno_text, remove_leftovers, swap_into_place
+from .artifacts import docno_text
 from .encoder import TokenEncoder
+from .store import TokenStore
+
+DENSE_DIR, TOKENS_DIR = "dense", "tokens"
+MODES = ("create", "reuse", "overwrite")
+
+
+@dataclass(frozen=True)
+class BiEncoderIndex:
+    """The folder ``path`` of ``BiEncoder.index``: ``flex`` (pyterrier-dr FlexIndex of pooled vectors) and
+    ``store`` (the :class:`TokenStore` of token states, None when built with ``token_states=False``)."""
+
+    path: Path
+    flex: object
+    store: TokenStore | None
 
 
 class BiEncoder(TokenEncoder):
-    """A :class:`TokenEncoder` with dense-index helpers: ``index(docs, path)`` builds a pyterrier-dr FlexIndex
-    and ``retriever(path)`` searches it, so ``bi_encoder.retriever(path) >> cv.MapVerifier()`` is one line.
+    """A :class:`TokenEncoder` with index helpers: ``index(docs, path)`` builds a FlexIndex and a TokenStore in
+    one encoder pass, ``retriever(path)`` searches it, and a token reranker after it finds the token states.
     ``query_encoder()``, ``doc_encoder()`` and ``text_scorer()`` come from pyterrier-dr.
 
     Example::
 
-        model = cv.BiEncoder("runs/model-b/final")          # or a hub name
-        model.index(dataset.get_corpus_iter(), "scifact.flex")
-        pipeline = model.retriever("scifact.flex", num_results=100) >> cv.MaxSim(model)
+        model = cv.BiEncoder()                                # all-MiniLM-L6-v2, or a trained folder / hub name
+        model.index(dataset.get_corpus_iter(), "scifact.index", mode="reuse")
+        dense = model.retriever("scifact.index")
+        pipeline = dense % 100 >> cv.MapVerifier()            # or cv.MaxSim(model)
     """
 
     def flex_index(self, path: str | os.PathLike):
@@ -29,26 +52,65 @@ class BiEncoder(TokenEncoder):
 
         return FlexIndex(str(path), sim_fn=self.sim_fn, verbose=self.verbose)
 
-    def index(self, docs, path: str | os.PathLike, *, overwrite: bool = False):
-        """Encode ``docs`` (dicts with docno and text) into a FlexIndex at ``path``; returns the index. Duplicate
-        or missing docnos are refused; the index is built beside ``path`` and moved there only when complete."""
+    def index(
+        self, docs, path: str | os.PathLike, *, mode: str = "create", token_states: bool = True
+    ) -> BiEncoderIndex:
+        """Encode ``docs`` (dicts or a DataFrame with docno and text) once into the folder ``path``: pooled vectors
+        in ``path/dense`` (FlexIndex) and, with ``token_states``, token states in ``path/tokens`` (TokenStore).
+
+        ``mode``: ``"create"`` refuses an existing index, ``"reuse"`` opens a complete one built by this encoder
+        (and builds it otherwise), ``"overwrite"`` rebuilds it. Parts are built beside their place and moved there
+        only when complete; duplicate or missing docnos are refused."""
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         path = Path(path)
-        if path.exists() and not overwrite:
-            raise FileExistsError(f"{path} already exists; pass overwrite=True to rebuild it")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = building_name(path)
-        try:
-            with build_lock(path):
-                remove_leftovers(path)
-                (self.doc_encoder() >> self.flex_index(tmp).indexer(mode="create")).index(_unique_docnos(docs))
-                swap_into_place(tmp, path)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        return self.flex_index(path)
+        if mode == "reuse":
+            found = self._complete_index(path, token_states)
+            if found is not None:
+                return found
+        store = TokenStore(path / TOKENS_DIR)
+        flex = self.flex_index(path / DENSE_DIR)
+        overwrite = mode != "create"
+        if token_states:
+            store.indexer(self, flex_index=flex, verbose=self.verbose, overwrite=overwrite).index(_unique_docnos(docs))
+        else:
+            if (path / DENSE_DIR).exists() and not overwrite:
+                raise FileExistsError(f"{path} already exists; pass mode='reuse' or mode='overwrite'")
+            mode_flex = "overwrite" if overwrite else "create"
+            (self.doc_encoder() >> flex.indexer(mode=mode_flex)).index(_unique_docnos(docs))
+        return self.open_index(path)
+
+    def open_index(self, path: str | os.PathLike) -> BiEncoderIndex:
+        """The index at ``path``; its token store, when it has one, must come from this encoder."""
+        path = Path(path)
+        if not (path / DENSE_DIR).is_dir():
+            raise FileNotFoundError(
+                f"{path} holds no index ({DENSE_DIR}/ missing): build it with model.index(docs, path)"
+            )
+        store = TokenStore(path / TOKENS_DIR) if (path / TOKENS_DIR).is_dir() else None
+        if store is not None:
+            store.check_encoder(self)
+        return BiEncoderIndex(path, self.flex_index(path / DENSE_DIR), store)
+
+    def _complete_index(self, path: Path, token_states: bool) -> BiEncoderIndex | None:
+        """The index at ``path`` when it is complete (a finished FlexIndex and, if wanted, token store) and was
+        built by this encoder; None when it needs building."""
+        if not (path / DENSE_DIR / "pt_meta.json").is_file():
+            return None
+        if token_states and not TokenStore(path / TOKENS_DIR).built:
+            return None
+        return self.open_index(path)
 
     def retriever(self, path: str | os.PathLike, *, num_results: int = 1000) -> pt.Transformer:
-        """Query encoder >> exact (numpy) search of the FlexIndex at ``path``."""
-        return self.query_encoder() >> self.flex_index(path).retriever(num_results=num_results, drop_query_vec=True)
+        """Query encoder >> exact (numpy) search of the index at ``path``. The query's token states
+        (``query_toks``) travel with the results and name the index's token store, so a token reranker after it
+        reads the candidates' states from there."""
+        index = self.open_index(path)
+        from .query_tokens import QueryTokenEncoder
+
+        return QueryTokenEncoder(self, store=index.store) >> index.flex.retriever(
+            num_results=num_results, drop_query_vec=True
+        )
 
 
 def _unique_docnos(docs):

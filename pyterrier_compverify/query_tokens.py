@@ -4,11 +4,16 @@ A dense retriever needs the query's pooled vector; MaxSim and the verifier heads
 from the same forward pass, so ``encoder.query_token_encoder() >> retriever >> MapVerifier(encoder, ...)`` encodes
 each query once: the retriever keeps the ``query_toks`` column, and the reranker uses it when it was made by its
 own encoder (a compatible ``EncoderSpec``: same weights and max_length); otherwise it encodes the queries itself.
+
+A first stage that retrieves from an index holding token states (``cv.BiEncoder(...).retriever(index)``) also says
+where the candidates' states are (``QueryTokens.store``), so ``retriever >> cv.MapVerifier()`` needs no ``store=``
+and no text column.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import pyterrier_alpha as pta
@@ -17,18 +22,28 @@ import torch
 
 from .spec import EncoderSpec
 
+if TYPE_CHECKING:
+    from .store import TokenStore
+
 
 @dataclass(frozen=True, eq=False)
 class QueryTokens:
-    """One query's L2-normalised token states (m, dim) and the spec of the encoder that made them."""
+    """One query's L2-normalised token states (m, dim), the spec of the encoder that made them and, when the first
+    stage knows it, the :class:`TokenStore` holding the token states of the documents it retrieved."""
 
     states: torch.Tensor
     spec: EncoderSpec
+    store: TokenStore | None = None
 
 
 class QueryTokenEncoder(pyterrier_dr.BiQueryEncoder):
     """Adds ``query_vec`` (pooled, for a pyterrier-dr retriever) and ``query_toks`` (:class:`QueryTokens`, for a
-    token reranker) to a query frame, encoding each distinct query once."""
+    token reranker) to a query frame, encoding each distinct query once. With ``store``, each ``query_toks`` also
+    names the token store of the index the next stage retrieves from."""
+
+    def __init__(self, bi_encoder_model, verbose=None, batch_size=None, store: TokenStore | None = None):
+        super().__init__(bi_encoder_model, verbose=verbose, batch_size=batch_size)
+        self.store = store
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
         pta.validate.query_frame(inp, extra_columns=["query"])
@@ -39,8 +54,9 @@ class QueryTokenEncoder(pyterrier_dr.BiQueryEncoder):
         encoded = model.encode(list(texts), batch_size=self.batch_size, verbose=self.verbose, what="query")
         pooled = encoded.pooled.numpy()
         spec = model.spec
-        tokens = [QueryTokens(states, spec) for states in encoded.token_states]
+        tokens = [QueryTokens(states, spec, self.store) for states in encoded.token_states]
         return inp.assign(query_vec=[pooled[i] for i in codes], query_toks=[tokens[i] for i in codes])
 
     def __repr__(self) -> str:
-        return f"{self.bi_encoder_model!r}.query_token_encoder()"
+        store = "" if self.store is None else f"store={self.store!r}"
+        return f"{self.bi_encoder_model!r}.query_token_encoder({store})"

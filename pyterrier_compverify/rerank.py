@@ -20,6 +20,7 @@ from ._device import resolve_device
 from .encoder import TokenEncoder, check_texts
 from .query_tokens import QueryTokens
 from .scoring import build_head, pad_token_states, score_candidates, score_packed
+from .spec import IncompatibleEncoderError
 from .store import TokenStore
 
 
@@ -42,6 +43,7 @@ class TokenReranker(pt.Transformer):
     """
 
     HEAD: str | None = None  # the registered head of a named subclass
+    FIXED_OPTIONS: tuple[str, ...] = ()  # options of this class that a subclass sets itself (pt.inspect)
 
     def __init__(
         self,
@@ -85,18 +87,42 @@ class TokenReranker(pt.Transformer):
     def __hash__(self) -> int:
         return hash(self._eq_key())
 
+    def attributes(self) -> list:
+        """``pt.inspect``: every constructor option with its value, including those a subclass forwards through
+        ``**kwargs``, so ``pt.inspect.transformer_apply_attributes(reranker, batch_size=8)`` rebuilds it."""
+        from .inspection import constructor_attributes
+
+        return constructor_attributes(self, fixed=self.FIXED_OPTIONS)
+
+    def subtransformers(self) -> dict:
+        """``pt.inspect``: none; the encoder is a model this reranker uses, not a stage it runs (as pyterrier-dr)."""
+        return {}
+
+    def explain(self, query: str, text: str):
+        """Why ``text`` gets its score: an ``explain.Explanation`` with the (m, n) token-token map, each query
+        token's best match and the score taken apart; ``.plot("map.png")`` draws it (``[explain]`` extra)."""
+        from .explain import explain
+
+        return explain(self, query, text)
+
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
-        extra = ["query"] if self.store is not None else ["query", self.text_field]
-        pta.validate.result_frame(inp, extra_columns=extra)
+        pta.validate.result_frame(inp, extra_columns=["query"])
         out = inp.drop(columns=["score", "rank"], errors="ignore")
         if len(inp) == 0:
             return out.assign(score=pd.Series(dtype="float64"), rank=pd.Series(dtype="int64"))
+        store = self.store if self.store is not None else self._first_stage_store(inp)
+        if store is None and self.text_field not in inp.columns:
+            raise ValueError(
+                f"{type(self).__name__} needs the documents' token states or text: retrieve with "
+                f"cv.BiEncoder(...).retriever(index) (its index holds token states), pass store=cv.TokenStore(path), "
+                f"or add pt.text.get_text(dataset, {self.text_field!r}) before it"
+            )
         query_ids, query_states = self._query_states(inp)
-        candidates = self._candidates(inp)
+        candidates = self._candidates(inp, store)
         scores = np.empty(len(inp), dtype=np.float64)
         groups = pd.Series(np.arange(len(inp))).groupby(query_ids, sort=False).indices
         self.head.to(self.device).eval()
-        for q, rows in pt.tqdm(groups.items(), desc=repr(self), unit="query", disable=not self.verbose):
+        for q, rows in pt.tqdm(groups.items(), desc=type(self).__name__, unit="query", disable=not self.verbose):
             query = query_states[q].to(self.device)
             for start in range(0, len(rows), self.score_batch_size):
                 chunk = rows[start : start + self.score_batch_size]
@@ -120,13 +146,30 @@ class TokenReranker(pt.Transformer):
         states = self.encoder.encode(list(texts), batch_size=self.batch_size, verbose=self.verbose, what="query")
         return codes, states.token_states
 
-    def _candidates(self, inp: pd.DataFrame):
+    def _first_stage_store(self, inp: pd.DataFrame) -> TokenStore | None:
+        """The token store of the index the first stage retrieved from, when its ``query_toks`` name one (see
+        ``query_tokens``); a store made by another encoder than this reranker's is refused with the fix."""
+        if "query_toks" not in inp.columns:
+            return None
+        store = getattr(inp["query_toks"].iat[0], "store", None)
+        if store is None:
+            return None
+        mismatch = store.spec.mismatch(self.encoder.spec)
+        if mismatch is not None:
+            raise IncompatibleEncoderError(
+                f"the first stage's index {store!r} holds token states of encoder {store.spec.name!r}, not of "
+                f"{type(self).__name__}'s encoder {self.encoder.spec.name!r} ({mismatch}): give the reranker the "
+                f"index's encoder (e.g. cv.MaxSim(model)), or a verifier trained on it"
+            )
+        return store
+
+    def _candidates(self, inp: pd.DataFrame, store: TokenStore | None):
         """A function (query (m, d), row positions) -> (B,) scores of those rows' candidates."""
-        if self.store is not None:
+        if store is not None:
             docnos = inp["docno"].to_numpy()
 
             def from_store(query, rows):
-                packed, mask = self.store.packed_states(docnos[rows])
+                packed, mask = store.packed_states(docnos[rows])
                 return score_packed(self.head, query, packed, mask.to(query.device))
 
             return from_store
@@ -165,6 +208,7 @@ class SoftAlign(TokenReranker):
     """F2 soft alignment with a distance penalty ``lam`` and temperature ``tau`` (PAPERS.md: 0.1, 0.1)."""
 
     HEAD = "F2"
+    FIXED_OPTIONS = ("head",)
 
     def __init__(self, encoder: TokenEncoder | None = None, *, lam: float = 0.1, tau: float = 0.1, **kwargs):
         self.lam, self.tau = lam, tau

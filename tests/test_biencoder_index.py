@@ -1,0 +1,126 @@
+"""BiEncoder.index / retriever: one pass fills a FlexIndex and a TokenStore, and `retriever >> reranker` works with
+no store= and no text column (issue 16: the one-liners as written)."""
+
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+import pytest
+
+import pyterrier_compverify as cv
+from pyterrier_compverify.spec import IncompatibleEncoderError
+
+DOCS = [
+    {"docno": "d1", "text": "a dog chases a cat"},
+    {"docno": "d2", "text": "the cat chases the dog"},
+    {"docno": "d3", "text": "protein gene cell"},
+    {"docno": "d4", "text": "a small red cell is not blue"},
+]
+TOPICS = pd.DataFrame({"qid": ["q1", "q2"], "query": ["dog chases cat", "red cell"]})
+
+
+@pytest.fixture
+def model(tiny_model_dir):
+    return cv.BiEncoder(tiny_model_dir, max_length=16, batch_size=4, device="cpu")
+
+
+@pytest.fixture
+def index(model, tmp_path):
+    return model.index(DOCS, tmp_path / "docs.index")
+
+
+def test_index_holds_dense_vectors_and_token_states(model, index):
+    assert index.store is not None and len(index.store) == len(DOCS)
+    assert sorted(index.store.docnos()) == [d["docno"] for d in DOCS]
+    assert (index.path / "dense" / "pt_meta.json").is_file()
+
+
+def test_reranker_after_the_retriever_needs_no_store_and_no_text(model, index, tmp_path):
+    dense = model.retriever(index.path)
+    res = (dense % 3 >> cv.MaxSim(model))(TOPICS)
+    assert "text" not in res.columns and len(res) == 6
+    # the same scores as the explicit form: a text column and the reranker's own encoding
+    explicit = model.query_encoder() >> index.flex.retriever(num_results=3) >> with_text_column()
+    expected = cv.MaxSim(model)(explicit(TOPICS).drop(columns=["query_vec"], errors="ignore"))
+    merged = res.merge(expected, on=["qid", "docno"], suffixes=("", "_text"))
+    assert len(merged) == 6
+    np.testing.assert_allclose(merged["score"], merged["score_text"], atol=2e-3)
+
+
+def with_text_column():
+    texts = {d["docno"]: d["text"] for d in DOCS}
+    return pt.apply.generic(lambda df: df.assign(text=df["docno"].map(texts)))
+
+
+def test_one_liner_in_pt_experiment(model, index):
+    dense = model.retriever(index.path)
+    qrels = pd.DataFrame({"qid": ["q1", "q2"], "docno": ["d1", "d4"], "label": [1, 1]})
+    table = pt.Experiment([dense, dense % 3 >> cv.MaxSim(model)], TOPICS, qrels, [pt.measures.nDCG @ 10])
+    assert len(table) == 2 and table["nDCG@10"].between(0, 1).all()
+
+
+def test_a_reranker_of_another_encoder_is_refused_with_the_fix(model, index, tiny_model_dir):
+    other = cv.TokenEncoder(tiny_model_dir, max_length=12, device="cpu")
+    with pytest.raises(IncompatibleEncoderError, match="give the reranker the index's encoder"):
+        (model.retriever(index.path) % 2 >> cv.MaxSim(other))(TOPICS)
+
+
+def test_without_token_states_or_text_the_error_names_the_fix(model, index):
+    bm25_like = pd.DataFrame({"qid": ["q1"], "query": ["dog"], "docno": ["d1"], "score": [1.0], "rank": [0]})
+    with pytest.raises(ValueError, match=r"pt.text.get_text\(dataset, 'text'\)"):
+        cv.MaxSim(model)(bm25_like)
+
+
+def test_dense_only_index_then_reranker_names_the_fix(model, tmp_path):
+    index = model.index(DOCS, tmp_path / "dense-only.index", token_states=False)
+    assert index.store is None
+    with pytest.raises(ValueError, match="store=cv.TokenStore"):
+        (model.retriever(index.path) % 2 >> cv.MaxSim(model))(TOPICS)
+
+
+def test_modes_create_reuse_overwrite(model, index):
+    with pytest.raises(FileExistsError, match="mode='reuse' or mode='overwrite'|overwrite"):
+        model.index(DOCS, index.path)
+    states = index.path / "tokens"
+    before = states.stat().st_mtime_ns
+    reused = model.index(iter(()), index.path, mode="reuse")  # nothing to encode: the built index is opened
+    assert reused.path == index.path and states.stat().st_mtime_ns == before
+    rebuilt = model.index(DOCS[:2], index.path, mode="overwrite")
+    assert len(rebuilt.store) == 2
+    with pytest.raises(ValueError, match="mode must be one of"):
+        model.index(DOCS, index.path, mode="append")
+
+
+def test_reuse_refuses_an_index_of_another_encoder(index, tiny_model_dir):
+    other = cv.BiEncoder(tiny_model_dir, max_length=12, device="cpu")
+    with pytest.raises(IncompatibleEncoderError):
+        other.index(DOCS, index.path, mode="reuse")
+
+
+def test_missing_index_is_named(model, tmp_path):
+    with pytest.raises(FileNotFoundError, match="holds no index"):
+        model.retriever(tmp_path / "nowhere")
+
+
+@pytest.mark.integration
+def test_readme_one_liner_with_the_packaged_verifier(data_dir, tmp_path):
+    """`dense % k >> cv.MapVerifier()` and `>> cv.MaxSim()` with no argument, in pt.Experiment (real MiniLM)."""
+    from pyterrier_compverify.datasets import load_collection
+
+    collection = load_collection("irds:beir/scifact/test")
+    qrels = collection.qrels()
+    topics = collection.topics().head(3)
+    wanted = set(qrels[qrels.qid.isin(topics.qid)].docno)
+    docs = [d for d in collection.corpus_iter() if d["docno"] in wanted]
+    docs += [d for _, d in zip(range(40), collection.corpus_iter()) if d["docno"] not in wanted]
+    model = cv.BiEncoder(device="cpu")
+    model.index(docs, tmp_path / "scifact.index", mode="reuse")
+    dense = model.retriever(tmp_path / "scifact.index")
+    table = pt.Experiment(
+        [dense, dense % 20 >> cv.MaxSim(), dense % 20 >> cv.MapVerifier()],
+        topics,
+        qrels[qrels.qid.isin(topics.qid)],
+        [pt.measures.nDCG @ 10],
+        names=["dense", "maxsim", "mapverifier"],
+    )
+    assert list(table["name"]) == ["dense", "maxsim", "mapverifier"]
+    assert table["nDCG@10"].between(0.05, 1).all()  # the relevant documents are in the 40-60 indexed
