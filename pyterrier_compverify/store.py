@@ -31,6 +31,7 @@ from .artifacts import (
 )
 from .encoder import TokenEncoder
 from .spec import EncoderSpec
+from .store_codecs import StateCodec, open_states, resolve_codec, write_states
 
 STATES_FILE = "states.f16"
 OFFSETS_FILE = "offsets.npy"
@@ -97,16 +98,10 @@ class TokenStore(pt.Artifact):
         num_docs, num_tokens, dim = check_counts(
             meta, ("num_docs", "num_tokens", "encoder.dim"), path, CorruptStoreError, REBUILD
         )
-        for name in (STATES_FILE, OFFSETS_FILE, DOCNOS_FILE):
+        for name in (OFFSETS_FILE, DOCNOS_FILE):
             if not (path / name).exists():
                 raise CorruptStoreError(f"{path / name} is missing: rebuild the store")
-        expected = num_tokens * dim * 2
-        actual = (path / STATES_FILE).stat().st_size
-        if actual != expected:
-            raise CorruptStoreError(
-                f"{path / STATES_FILE} has {actual} bytes, expected {expected} "
-                f"({num_tokens} tokens x {dim} dims x fp16): the file is truncated or corrupt; rebuild the store"
-            )
+        states = open_states(path, meta, num_tokens, dim, CorruptStoreError)  # fp16 memmap, or decoded on read
         try:
             offsets = np.load(path / OFFSETS_FILE, mmap_mode="r")
         except (ValueError, EOFError, OSError) as e:  # not .npy, empty, truncated header, pickled
@@ -123,10 +118,7 @@ class TokenStore(pt.Artifact):
             raise CorruptStoreError(f"{path / DOCNOS_FILE} cannot be read ({type(e).__name__}: {e}): {REBUILD}") from e
         if len(docnos) != num_docs:
             raise CorruptStoreError(f"{path / DOCNOS_FILE} holds {len(docnos)} docnos, expected {num_docs}")
-        if num_tokens:
-            self._states = np.memmap(path / STATES_FILE, dtype=np.float16, mode="r", shape=(num_tokens, dim))
-        else:
-            self._states = np.zeros((0, dim), dtype=np.float16)
+        self._states = states
         self._offsets = np.asarray(offsets)
         self._docnos = docnos
         self._meta = meta
@@ -140,6 +132,12 @@ class TokenStore(pt.Artifact):
         """Re-read every byte and compare with the sha256 sums recorded at build time; a changed file (e.g. flipped
         values of the same size, which opening does not notice) raises :class:`CorruptStoreError` naming it."""
         verify_sums(Path(self.path), self.meta.get("sha256"), CorruptStoreError, REBUILD)
+
+    @property
+    def codec(self) -> dict:
+        """How the states are stored: ``{"name": "fp16"}``, ``{"name": "int8"}``, ``{"name": "pq", "m": ...}``
+        (see :mod:`.store_codecs`)."""
+        return self.meta.get("codec", {"name": "fp16"})
 
     @property
     def encoder_info(self) -> dict:
@@ -169,7 +167,8 @@ class TokenStore(pt.Artifact):
         return ids
 
     def token_states(self, docnos: Sequence[str]) -> list[np.ndarray]:
-        """fp16 arrays of shape (n_i, dim), one per docno (memory-mapped views). Unknown docnos raise KeyError."""
+        """Arrays of shape (n_i, dim), one per docno: fp16 memory-mapped views of an fp16 store, float32 decoded
+        rows of a coded one. Unknown docnos raise KeyError."""
         ids = self._ids(docnos)
         starts, ends = self._offsets[ids], self._offsets[ids + 1]
         return [self._states[s:e] for s, e in zip(starts, ends)]
@@ -191,8 +190,9 @@ class TokenStore(pt.Artifact):
         return torch.from_numpy(padded), torch.from_numpy(mask)
 
     def packed_states(self, docnos: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
-        """The real-token rows of ``docnos`` as stored, (T, dim) fp16 in batch order (one gather from the memory
-        map, no padded copy), and the (B, L) mask of real tokens; ``scoring.score_packed`` reads them."""
+        """The real-token rows of ``docnos``, (T, dim) in batch order (one gather from the memory map, no padded
+        copy; fp16 as stored, or float32 decoded from a coded store), and the (B, L) mask of real tokens;
+        ``scoring.score_packed`` reads them."""
         rows, mask = self._rows(docnos)
         return torch.from_numpy(np.ascontiguousarray(self._states[rows])), torch.from_numpy(mask)
 
@@ -209,12 +209,51 @@ class TokenStore(pt.Artifact):
         batch_size: int | None = None,
         verbose: bool = True,
         overwrite: bool = False,
+        codec: str | dict | StateCodec | None = None,
     ) -> TokenStoreIndexer:
         """An indexer that encodes each document once, writing its token states here and, when ``flex_index``
-        (a pyterrier-dr ``FlexIndex``) is given, its pooled vector there in the same pass."""
+        (a pyterrier-dr ``FlexIndex``) is given, its pooled vector there in the same pass. ``codec``: how the
+        states are stored, ``"fp16"`` (default), ``"int8"`` or ``"pq"`` (see :mod:`.store_codecs`)."""
         return TokenStoreIndexer(
-            self, encoder, flex_index=flex_index, batch_size=batch_size, verbose=verbose, overwrite=overwrite
+            self,
+            encoder,
+            flex_index=flex_index,
+            batch_size=batch_size,
+            verbose=verbose,
+            overwrite=overwrite,
+            codec=codec,
         )
+
+    def recode(
+        self,
+        path: str | os.PathLike,
+        codec: str | dict | StateCodec,
+        *,
+        overwrite: bool = False,
+        verbose: bool = True,
+    ) -> TokenStore:
+        """A copy of this store at ``path`` with its states stored by ``codec`` (no re-encoding: the states are
+        read from here, a trained codec is trained on a sample of them), e.g.
+        ``TokenStore("scifact.tokens").recode("scifact.pq.tokens", codec="pq")``."""
+        codec = resolve_codec(codec)
+        self._load()
+        target = TokenStore(path)
+        if Path(path).resolve() == Path(self.path).resolve():
+            raise ValueError(f"recode {self} to another path: a store cannot be recoded in place")
+        with target._building(overwrite) as (tmp, _):
+            for name in (OFFSETS_FILE, DOCNOS_FILE):
+                shutil.copyfile(Path(self.path) / name, tmp / name)
+            bar = pt.tqdm(total=len(self._states), desc=f"recode {codec.name}", unit="token", disable=not verbose)
+            codec_meta, sums = write_states(self._states, tmp, codec, progress=bar.update)
+            bar.close()
+            meta = {**self.meta, "format": codec.name, "codec": codec_meta}
+            meta["sha256"] = {
+                **sums,
+                OFFSETS_FILE: file_sha256(tmp / OFFSETS_FILE),
+                DOCNOS_FILE: file_sha256(tmp / DOCNOS_FILE),
+            }
+            (tmp / META_FILE).write_text(json.dumps(meta, indent=2))
+        return target
 
     @contextlib.contextmanager
     def _building(self, overwrite: bool, flex_path: Path | None = None) -> Iterator[tuple[Path, Path | None]]:
@@ -264,7 +303,9 @@ class _FixedBytes(FwdFixedBytes):
 class TokenStoreIndexer(pt.Indexer):
     """Builds a :class:`TokenStore` (and optionally a FlexIndex) from an iterable of ``{docno, text}`` dicts."""
 
-    def __init__(self, store, encoder, *, flex_index=None, batch_size=None, verbose=True, overwrite=False):
+    def __init__(self, store, encoder, *, flex_index=None, batch_size=None, verbose=True, overwrite=False, codec=None):
+        self.codec = resolve_codec(codec)  # an unknown name fails here, before any encoding
+        self.codec.check_dim(encoder.dim)
         self.store = store
         self.encoder = encoder
         self.flex_index = flex_index
@@ -277,6 +318,7 @@ class TokenStoreIndexer(pt.Indexer):
 
     def index(self, inp: Iterable[dict]) -> TokenStore:
         text_field = self.encoder.text_field
+        total = len(inp) if hasattr(inp, "__len__") else None  # the bar's total; a count without one
         if hasattr(inp, "to_dict") and hasattr(inp, "columns"):  # a DataFrame
             inp = inp.to_dict(orient="records")
         docs = iter(inp)
@@ -294,7 +336,7 @@ class TokenStoreIndexer(pt.Indexer):
                 docno_out.seeded_formats = docno_out.formats.copy()
 
                 def encoded_chunks():
-                    bar = pt.tqdm(desc="token store", unit="doc", disable=not self.verbose)
+                    bar = pt.tqdm(total=total, desc="token store", unit="doc", disable=not self.verbose)
                     while chunk := list(islice(docs, self.batch_size * 16)):
                         docnos, texts = [], []
                         for doc in chunk:
@@ -324,7 +366,8 @@ class TokenStoreIndexer(pt.Indexer):
                     vectors = (
                         {"docno": d, "doc_vec": v} for docnos, vecs in encoded_chunks() for d, v in zip(docnos, vecs)
                     )
-                    flex = FlexIndex(str(flex_tmp), sim_fn=self.flex_index.sim_fn, verbose=self.flex_index.verbose)
+                    # no bar of its own: the token store's bar counts the same documents
+                    flex = FlexIndex(str(flex_tmp), sim_fn=self.flex_index.sim_fn, verbose=False)
                     flex.indexer(mode="create").index(vectors)
                 else:
                     for _ in encoded_chunks():
@@ -332,15 +375,23 @@ class TokenStoreIndexer(pt.Indexer):
             offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
             np.cumsum(lengths, out=offsets[1:])
             np.save(tmp / OFFSETS_FILE, offsets)
+            codec_meta, sums = self.codec.describe(), {STATES_FILE: states_sha.hexdigest()}
+            if self.codec.name != "fp16":  # the fp16 states written above are coded, then dropped
+                shape = (int(offsets[-1]), self.encoder.dim)
+                fp16 = np.memmap(tmp / STATES_FILE, np.float16, "r", shape=shape) if shape[0] else np.zeros(shape)
+                codec_meta, sums = write_states(fp16, tmp, self.codec)
+                del fp16
+                (tmp / STATES_FILE).unlink()
             meta = {
                 "type": TokenStore.ARTIFACT_TYPE,
-                "format": TokenStore.ARTIFACT_FORMAT,
+                "format": self.codec.name,
                 "package_hint": "pyterrier-compverify",
                 "encoder": self.encoder.describe(),
                 "num_docs": len(lengths),
                 "num_tokens": int(offsets[-1]),
+                "codec": codec_meta,
                 "sha256": {
-                    STATES_FILE: states_sha.hexdigest(),
+                    **sums,
                     OFFSETS_FILE: file_sha256(tmp / OFFSETS_FILE),
                     DOCNOS_FILE: file_sha256(tmp / DOCNOS_FILE),
                 },

@@ -1,0 +1,190 @@
+"""TokenStore codecs (int8 with a per-token scale, product quantisation): round-trip error, metadata, every
+reranker reading a coded store, bytes per token, damaged files, refused codecs."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+import pytest
+import torch
+
+import pyterrier_compverify as cv
+from pyterrier_compverify import CorruptStoreError, TokenStore
+from pyterrier_compverify.scoring import build_head
+
+pytest.importorskip("faiss", reason="the pq codec trains with faiss: pip install faiss-cpu")
+
+WORDS = "a the dog cat chases is not on under left right big small red blue man woman tall short science".split()
+RNG = np.random.default_rng(0)
+DOCS = [{"docno": f"d{i}", "text": " ".join(RNG.choice(WORDS, size=12))} for i in range(40)]  # 480 tokens
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory, tiny_encoder):
+    """The same corpus as fp16 (the reference), int8 and pq (m=8: 4 values per byte) stores."""
+    root = tmp_path_factory.mktemp("codecs")
+    fp16 = TokenStore(root / "fp16.tokens").indexer(tiny_encoder, verbose=False).index(DOCS)
+    int8 = TokenStore(root / "int8.tokens").indexer(tiny_encoder, verbose=False, codec="int8").index(DOCS)
+    pq = TokenStore(root / "pq.tokens").indexer(tiny_encoder, verbose=False, codec={"name": "pq", "m": 8}).index(DOCS)
+    return {"fp16": fp16, "int8": int8, "pq": pq}
+
+
+def reference_states(tiny_encoder):
+    return [s.numpy() for s in tiny_encoder.encode([d["text"] for d in DOCS]).token_states]
+
+
+def test_int8_round_trip_within_half_a_step(stores, tiny_encoder):
+    docnos = [d["docno"] for d in DOCS]
+    for got, expected in zip(stores["int8"].token_states(docnos), reference_states(tiny_encoder)):
+        assert got.dtype == np.float32 and got.shape == expected.shape
+        step = np.abs(expected).max(axis=1, keepdims=True) / 127  # coded from the fp16 rows: their rounding too
+        assert (np.abs(got - expected) <= step / 2 + np.abs(expected) * 2.0**-11 + 1e-6).all()
+
+
+def test_pq_round_trip_keeps_cosines(stores, tiny_encoder):
+    got = np.concatenate(stores["pq"].token_states([d["docno"] for d in DOCS]))
+    expected = np.concatenate(reference_states(tiny_encoder))
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1, atol=1e-5)  # decoded rows are unit length again
+    cosines = (got * expected).sum(axis=1)
+    assert cosines.mean() > 0.9 and cosines.min() > 0.5
+    assert cosines.mean() < 0.9999  # lossy: the test would notice a codec that stored fp16 under another name
+
+
+def test_metadata_records_codec_and_loads_through_pt_artifact(stores):
+    assert stores["fp16"].codec == {"name": "fp16"} and stores["int8"].codec == {"name": "int8"}
+    assert stores["pq"].codec == {"name": "pq", "m": 8, "nbits": 8, "sample": 65536, "seed": 0, "normalise": True}
+    meta = json.loads((stores["pq"].path / "pt_meta.json").read_text())
+    assert meta["format"] == "pq" and set(meta["sha256"]) == {"codes.pq", "pq_centroids.npy", "offsets.npy", "docnos.npids"}
+    for store in stores.values():
+        loaded = pt.Artifact.load(str(store.path))
+        assert isinstance(loaded, TokenStore) and loaded.codec == store.codec and len(loaded) == len(DOCS)
+        loaded.verify()
+
+
+def test_bytes_per_token(stores):
+    num_tokens = stores["fp16"].meta["num_tokens"]
+    sizes = {name: {p.name: p.stat().st_size for p in store.path.iterdir()} for name, store in stores.items()}
+    assert sizes["fp16"]["states.f16"] == num_tokens * 32 * 2
+    assert sizes["int8"]["states.i8"] + sizes["int8"]["scales.f32"] == num_tokens * (32 + 4)
+    assert sizes["pq"]["codes.pq"] == num_tokens * 8
+    assert "states.f16" not in sizes["int8"] and "states.f16" not in sizes["pq"]
+    assert cv.store_codecs.resolve_codec("pq").bytes_per_token(384) == 128
+
+
+def test_recode_equals_indexing_with_the_codec(stores, tmp_path):
+    for name, codec in (("int8", "int8"), ("pq", {"name": "pq", "m": 8})):
+        recoded = stores["fp16"].recode(tmp_path / f"{name}.tokens", codec=codec, verbose=False)
+        assert recoded.codec == stores[name].codec and recoded.docnos() == stores[name].docnos()
+        for file in stores[name].path.iterdir():  # no re-encoding, and a seeded sample: the same bytes
+            assert (recoded.path / file.name).read_bytes() == file.read_bytes(), file.name
+    back = TokenStore(tmp_path / "int8.tokens").recode(tmp_path / "back.tokens", codec="fp16", verbose=False)
+    assert back.codec == {"name": "fp16"} and back.token_states(["d1"])[0].dtype == np.float16
+
+
+@pytest.fixture(scope="module")
+def trained_rerankers(tmp_path_factory, tiny_encoder):
+    root = tmp_path_factory.mktemp("verifiers")
+    saved = {h: cv.Verifier.save(root / h, tiny_encoder, build_head(h, dim=32), h) for h in ("F3", "F4")}
+    return {
+        "MapVerifier": lambda store: cv.MapVerifier(saved["F4"], encoder=tiny_encoder, store=store),
+        "MapCNN": lambda store: cv.MapCNN(saved["F3"], encoder=tiny_encoder, store=store),
+    }
+
+
+@pytest.mark.parametrize("codec", ["int8", "pq"])
+@pytest.mark.parametrize(
+    "reranker", ["MaxSim", "BagOfSimilarities", "SoftAlign", "PooledCosine", "MapVerifier", "MapCNN"]
+)
+def test_every_reranker_reads_a_coded_store(stores, tiny_encoder, trained_rerankers, codec, reranker):
+    def make(store):
+        if reranker in trained_rerankers:
+            return trained_rerankers[reranker](store)
+        return getattr(cv, reranker)(tiny_encoder, store=store)
+
+    frame = pd.DataFrame(
+        {"qid": "q1", "query": DOCS[0]["text"], "docno": [d["docno"] for d in DOCS[:10]], "score": 0.0, "x": 1}
+    )
+    reference = make(stores["fp16"])(frame)
+    out = make(stores[codec])(frame)
+    assert list(out.columns) == list(reference.columns) and list(out["docno"]) == list(reference["docno"])
+    tolerance = 0.02 if codec == "int8" else 0.2
+    np.testing.assert_allclose(out["score"], reference["score"], atol=tolerance)
+    assert not np.array_equal(out["score"], reference["score"])  # the coded rows were read, not the fp16 ones
+
+
+def test_padded_and_packed_states_decode_alike(stores):
+    docnos = ["d3", "d0", "d7"]
+    for name in ("int8", "pq"):
+        packed, mask = stores[name].packed_states(docnos)
+        padded, padded_mask = stores[name].padded_states(docnos)
+        assert packed.dtype == padded.dtype == torch.float32
+        np.testing.assert_array_equal(padded[padded_mask].numpy(), packed.numpy())
+        np.testing.assert_array_equal(np.concatenate(stores[name].token_states(docnos)), packed.numpy())
+
+
+@pytest.mark.parametrize(
+    ("codec", "file", "damage", "match"),
+    [
+        ("int8", "states.i8", "truncate", "truncated"),
+        ("int8", "scales.f32", "remove", "missing"),
+        ("pq", "codes.pq", "truncate", "truncated"),
+        ("pq", "pq_centroids.npy", "garbage", "cannot be read"),
+        ("pq", "pq_centroids.npy", "remove", "cannot be read"),
+    ],
+)
+def test_damaged_codec_file_names_it(stores, tmp_path, codec, file, damage, match):
+    copy = stores["fp16"].recode(tmp_path / "c.tokens", codec={"int8": "int8", "pq": {"name": "pq", "m": 8}}[codec], verbose=False)
+    path = copy.path / file
+    if damage == "truncate":
+        path.write_bytes(path.read_bytes()[:-3])
+    elif damage == "remove":
+        path.unlink()
+    else:
+        path.write_bytes(b"not a numpy file")
+    with pytest.raises(CorruptStoreError, match=match) as caught:
+        TokenStore(copy.path).token_states(["d1"])
+    assert file in str(caught.value)
+
+
+def test_flipped_code_bytes_found_by_verify(stores, tmp_path):
+    copy = stores["fp16"].recode(tmp_path / "c.tokens", codec={"name": "pq", "m": 8}, verbose=False)
+    data = bytearray((copy.path / "codes.pq").read_bytes())
+    data[5] ^= 0xFF
+    (copy.path / "codes.pq").write_bytes(bytes(data))
+    with pytest.raises(CorruptStoreError, match="codes.pq"):
+        TokenStore(copy.path).verify()
+
+
+def test_bad_codec_entry_in_metadata_names_the_file(stores, tmp_path):
+    copy = stores["fp16"].recode(tmp_path / "c.tokens", codec="int8", verbose=False)
+    meta = json.loads((copy.path / "pt_meta.json").read_text())
+    (copy.path / "pt_meta.json").write_text(json.dumps({**meta, "codec": {"name": "int3"}}))
+    with pytest.raises(CorruptStoreError, match="pt_meta.json.*int3"):
+        len(TokenStore(copy.path))
+
+
+@pytest.mark.parametrize("codec", ["int4", {"name": "pq", "m": 5}, {"name": "pq", "bits": 4}])
+def test_unknown_codec_refused_in_one_line_before_any_work(stores, tiny_encoder, tmp_path, codec):
+    with pytest.raises(ValueError) as caught:
+        TokenStore(tmp_path / "s.tokens").indexer(tiny_encoder, verbose=False, codec=codec)
+    assert "\n" not in str(caught.value) and "codec" in str(caught.value)
+    with pytest.raises(ValueError, match="codec"):
+        stores["fp16"].recode(tmp_path / "r.tokens", codec=codec, verbose=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unknown_codec_names_the_choices(tiny_encoder, tmp_path):
+    with pytest.raises(ValueError, match="unknown store codec 'int4': choose one of 'fp16', 'int8', 'pq'"):
+        TokenStore(tmp_path / "s.tokens").indexer(tiny_encoder, codec="int4")
+
+
+def test_pq_on_too_small_a_corpus_says_what_to_use(tiny_encoder, tmp_path):
+    with pytest.raises(ValueError, match="codec='int8'"):
+        TokenStore(tmp_path / "s.tokens").indexer(tiny_encoder, verbose=False, codec="pq").index(DOCS[:2])
+    assert not TokenStore(tmp_path / "s.tokens").built()
+
+
+def test_recode_in_place_refused(stores):
+    with pytest.raises(ValueError, match="in place"):
+        stores["int8"].recode(stores["int8"].path, codec="pq", overwrite=True)
