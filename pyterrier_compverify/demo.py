@@ -72,9 +72,16 @@ def near_miss_view(run: pd.DataFrame, collection: DemoCollection) -> pd.DataFram
 def run_demo(
     *, model: str = DEFAULT_MODEL, folder: str | None = None, device: str | None = None, verbose: bool = False
 ) -> dict[str, pd.DataFrame]:
-    """Run the demo and print its tables; returns them (``experiment``, and one near-miss view per system)."""
+    """Run the demo and print its tables; returns them (``experiment``, and one near-miss view per system).
+    Without ``folder`` the collection and indices go to a temporary folder that is deleted at the end."""
+    if folder is None:
+        with tempfile.TemporaryDirectory(prefix="compverify-demo-") as tmp:
+            return _run_demo(model, Path(tmp), device, verbose, where="")
+    return _run_demo(model, Path(folder), device, verbose, where=f", in {folder}")
+
+
+def _run_demo(model: str, folder: Path, device, verbose: bool, where: str) -> dict[str, pd.DataFrame]:
     started = time.time()
-    folder = Path(folder) if folder else Path(tempfile.mkdtemp(prefix="compverify-demo-"))
     collection = DemoCollection(folder / "collection")
     encoder = TokenEncoder(model, device=device)
     indices = build_indices(collection, encoder, folder / "indices", verbose=verbose)
@@ -85,7 +92,7 @@ def run_demo(
     experiment = pt.Experiment(list(systems.values()), topics, qrels, MEASURES[:4], names=list(systems), round=3)
     print(
         f"Demo collection: {len(topics)} queries, {len(DEMO_DOCS)} documents "
-        f"(each query: 1 relevant + 2-3 near-misses: negated, role/modifier-swapped, spatially flipped), in {folder}"
+        f"(each query: 1 relevant + 2-3 near-misses: negated, role/modifier-swapped, spatially flipped){where}"
     )
     print()
     print(experiment.to_markdown(index=False))
@@ -107,7 +114,7 @@ def register(subparsers) -> None:
     from .cli_options import add_common_options
 
     parser = subparsers.add_parser("demo", help="BM25 / dense / dense >> MaxSim on an embedded near-miss collection")
-    add_common_options(parser)
+    add_common_options(parser, data_dir=False)  # the collection is embedded: no dataset is read
     parser.add_argument("--folder", default=None, help="where to write the collection and indices (default: temp)")
     parser.set_defaults(func=demo_command)
 

@@ -78,11 +78,16 @@ def test_train_encoder_options_reach_the_config_and_the_rows(tmp_path, monkeypat
 
     monkeypatch.setattr(command, "recipe_rows", fake_rows)
     monkeypatch.setattr(command, "train_encoder", fake_train)
-    main(["train-encoder", str(tmp_path / "out"), "--max-length", "48", "--balanced", "--steps", "7"])
+    edits = tmp_path / "edits.jsonl"
+    edits.write_text('{"sentence1": "a dog", "sentence2": "no dog", "category": "negation", "rule": "not"}\n')
+    argv = ["--recipe", "B", "--edits", str(edits), "--balanced", "--positives", "paraphrase"]
+    main(["train-encoder", str(tmp_path / "out"), "--max-length", "48", *argv, "--steps", "7"])
     assert seen["config"].max_length == 48 and seen["config"].steps == 7
-    assert seen["rows"]["balanced"] is True and seen["train"] == {}  # --model not given: train_encoder's default
-    main(["train-encoder", str(tmp_path / "out")])
-    assert seen["config"] == command.EncoderTrainingConfig() and seen["rows"]["balanced"] is False
+    assert seen["rows"]["balanced"] is True and seen["rows"]["positives"] == "paraphrase"
+    assert len(seen["rows"]["edits"]) == 1 and seen["train"] == {}  # --model not given: train_encoder's default
+    main(["train-encoder", str(tmp_path / "out")])  # recipe A: recipe_rows' own defaults for B's options
+    assert seen["config"] == command.EncoderTrainingConfig() and seen["rows"]["recipe"] == "A"
+    assert not {"balanced", "share", "positives"} & set(seen["rows"])
 
 
 def test_evaluate_writes_under_compverify_results_by_default(tiny_encoder, tmp_path, monkeypatch, capsys):
@@ -113,3 +118,12 @@ def test_demo_command(tiny_model_dir, tmp_path, capsys):
     main(["demo", "--model", tiny_model_dir, "--device", "cpu", "--folder", str(tmp_path)])
     printed = capsys.readouterr().out
     assert "Dense >> MaxSim@100" in printed and "Done in" in printed
+
+
+def test_demo_without_folder_leaves_no_temporary_folder(tiny_model_dir, tmp_path, monkeypatch, capsys):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    main(["demo", "--model", tiny_model_dir, "--device", "cpu"])
+    assert "Done in" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []
