@@ -20,6 +20,10 @@ COMMANDS = {
     "train-encoder": ("training.command", "fine-tune a bi-encoder on Model A's or Model B's rows"),
     "negatives": ("negatives.command", "structural near-miss negatives (negation, binding, spatial, paraphrase)"),
     "querygen": ("querygen.command", "SM / KW training queries for passages (leakage filter, validation split)"),
+    "explain": (
+        "explain_command",
+        "why a text got its score: the token-token map, each query token's best match, the score taken apart",
+    ),
 }
 USER_ERRORS = (
     ValueError,

@@ -28,9 +28,17 @@ class ConditionalPenalty(nn.Module):
         self.verifier, self.beta, self.tau, self.sharpness = verifier, beta, tau, sharpness
 
     def forward(self, sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor:
+        base, _, penalty = self.components(sim, query_mask, cand_mask)
+        return base - penalty
+
+    def components(
+        self, sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The parts of the score (each (B,)): the base S (MaxSim), the verifier's verdict v and the penalty
+        beta * sigmoid(sharpness (S - tau)) * (1 - v) that is subtracted from S (what ``explain`` shows)."""
         base = maxsim(sim, query_mask, cand_mask)
         v = self.verifier(sim, query_mask, cand_mask)
-        return base - self.beta * torch.sigmoid(self.sharpness * (base - self.tau)) * (1 - v)
+        return base, v, self.beta * torch.sigmoid(self.sharpness * (base - self.tau)) * (1 - v)
 
     def extra_repr(self) -> str:
         return f"beta={self.beta}, tau={self.tau}"
