@@ -116,7 +116,12 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
         self.model.eval()
 
     def __repr__(self) -> str:
-        return f"TokenEncoder({self.model_name!r}, max_length={self.max_length}, device={str(self.device)!r})"
+        return f"{type(self).__name__}({self.model_name!r}, max_length={self.max_length}, device={str(self.device)!r})"
+
+    @property
+    def model_name_or_path(self) -> str:
+        """The constructor's first option (``pt.inspect`` reads options back by name); same as ``model_name``."""
+        return self.model_name
 
     @property
     def dim(self) -> int:

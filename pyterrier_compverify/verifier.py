@@ -199,7 +199,10 @@ class TrainedHeadReranker(TokenReranker):
     ``penalty``, e.g. ``{"beta": 0.5, "tau": 0.9}``, scores with MaxSim minus the conditional penalty
     beta * sigmoid(20 (MaxSim - tau)) * (1 - v) instead of the verifier's own score v. ``None`` (default) takes
     the serving form recorded in the artifact (``Verifier.default_penalty``); ``False`` forces the head's score.
+    The ``penalty`` attribute is the form in use: a dict, or ``False`` for the head's score.
     """
+
+    FIXED_OPTIONS = ("head",)  # the verifier's head
 
     def __init__(
         self,
@@ -220,7 +223,7 @@ class TrainedHeadReranker(TokenReranker):
             raise ValueError(f"{self.verifier} holds a {head_name} head, not {self.HEAD}")
         if penalty is None:
             penalty = self.verifier.default_penalty
-        self.penalty = penalty or None
+        self.penalty = dict(penalty) if penalty else False  # False, not None: None means the default
         head = self.verifier.load_head()
         head = ConditionalPenalty(head, **self.penalty) if self.penalty else head
         encoder = self.verifier.load_encoder(encoder=encoder, device=device)

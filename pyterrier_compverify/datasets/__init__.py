@@ -1,6 +1,6 @@
 """Dataset access: local data folders, CapRetrieval ids, and uniform collection loading."""
 
-from . import capretrieval, nearmiss
+from . import capretrieval, nanobeir, nearmiss
 from .collection import Collection, load_collection
 from .local import DATA_ENV, data_dir, setup_from_environment, setup_local_data
 
@@ -8,4 +8,13 @@ capretrieval.register()
 nearmiss.register()
 setup_from_environment()
 
-__all__ = ["DATA_ENV", "Collection", "capretrieval", "nearmiss", "data_dir", "load_collection", "setup_local_data"]
+__all__ = [
+    "DATA_ENV",
+    "Collection",
+    "capretrieval",
+    "nanobeir",
+    "nearmiss",
+    "data_dir",
+    "load_collection",
+    "setup_local_data",
+]

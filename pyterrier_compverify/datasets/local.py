@@ -36,10 +36,12 @@ def setup_local_data(path: str | os.PathLike | None = None, *, verbose: bool = F
     """Make the usual dataset ids load from a local folder instead of the network.
 
     The folder is laid out like ``<data>/ir_datasets/beir/scifact/source.zip``, ``<data>/ir_datasets/cranfield/...``,
-    ``<data>/vaswani/...`` and ``<data>/capretrieval/{en,zh}/...``. Source files are linked into the (writable)
+    ``<data>/vaswani/...``, ``<data>/capretrieval/{en,zh}/...`` and ``<data>/nanobeir/Nano<Name>/...`` (hub
+    snapshots of NanoBEIR, see :mod:`.nanobeir`). Source files are linked into the (writable)
     ir_datasets home and PyTerrier corpora folder, where the libraries also write their caches; the data folder
     itself may be read-only. Afterwards ``pt.get_dataset('irds:beir/scifact/test')``, ``irds:cranfield``,
-    ``vaswani`` (topics, qrels) and ``irds:compverify/capretrieval/en`` work offline.
+    ``vaswani`` (topics, qrels), ``irds:nano-beir/<name>`` and ``irds:compverify/capretrieval/en`` work
+    offline.
 
     Args:
         path: the data folder; defaults to the ``COMPVERIFY_DATA`` environment variable.
@@ -74,6 +76,10 @@ def setup_local_data(path: str | os.PathLike | None = None, *, verbose: bool = F
         for src in vaswani_src.rglob("*"):
             if src.is_file() and _place(src, corpus_home / src.relative_to(vaswani_src)):
                 placed.append(src)
+    if (path / "nanobeir").is_dir():  # hub snapshots (NanoSciFact/corpus/..., see datasets.nanobeir)
+        from .nanobeir import link_local_copies
+
+        link_local_copies(path / "nanobeir")
     if verbose:
         print(f"compverify: using local data in {path} ({len(placed)} source files newly linked)")
     return path
