@@ -114,7 +114,13 @@ class BiEncoder(TokenEncoder):
 
 
 def _unique_docnos(docs):
-    """``docs`` (dicts or a DataFrame) with string docnos; a duplicate or missing docno raises a ValueError."""
+    """``docs`` (dicts or a DataFrame) with string docnos; a duplicate or missing docno raises a ValueError. The
+    result has the length of ``docs`` where that has one, so the indexing bar shows a total."""
+    checked = _checked_docnos(docs)
+    return pt.utils.GeneratorLen(checked, len(docs)) if hasattr(docs, "__len__") else checked
+
+
+def _checked_docnos(docs):
     if hasattr(docs, "to_dict") and hasattr(docs, "columns"):
         docs = docs.to_dict(orient="records")
     seen = set()

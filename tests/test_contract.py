@@ -239,3 +239,9 @@ def test_store_indexer_progress(parts, bars, tmp_path, kind):
     cv.TokenStore(tmp_path / "s.tokens").indexer(parts["encoder"], verbose=True).index(docs)
     totals = [total for desc, total in bars if desc == "token store"]
     assert totals == [None if kind == "generator" else len(DOCS)]  # a count where the length is unknown
+
+
+def test_bi_encoder_index_progress_has_a_total(tiny_model_dir, bars, tmp_path):
+    model = cv.BiEncoder(tiny_model_dir, max_length=16, device="cpu", verbose=True)
+    model.index(DOCS, tmp_path / "docs.index")
+    assert [total for desc, total in bars if desc == "token store"] == [len(DOCS)]
