@@ -29,6 +29,7 @@ from pyterrier_compverify.training import VerifierTrainingConfig, train_verifier
 from pyterrier_compverify.training.verifier_mix import (
     arrange_batches,
     caption_rows,
+    granularity_rows,
     retrieval_rows,
     structural_rows,
 )
@@ -54,6 +55,21 @@ def data(args) -> None:
             captions.to_json(out / f"flickr-{split}-captions.jsonl", orient="records", lines=True)
             kinds = edits["kind"].value_counts().to_dict()
             print(f"{split}: {len(edits)} caption edits in {time.time() - start:.0f}s {kinds}", flush=True)
+    path = out / "flickr-train-kw.jsonl"
+    if not path.exists():  # keyword and phrase queries of each train caption, for the granularity rows
+        from pyterrier_compverify.querygen import KeywordQueries
+
+        start = time.time()
+        captions = pd.read_json(out / "flickr-train-captions.jsonl", lines=True)["caption"].unique().tolist()
+        made = KeywordQueries().generate(captions)
+        kw = [
+            {"caption": c, "query": q, "kind": kind}
+            for c, queries in zip(captions, made)
+            for q, kind in queries
+            if kind in ("keyword", "phrase")
+        ]
+        pd.DataFrame(kw).to_json(path, orient="records", lines=True)
+        print(f"train KW: {len(kw)} keyword/phrase queries of {len(captions)} captions in {time.time() - start:.0f}s")
     path = out / "scifact-edits.jsonl"
     if not path.exists():
         start = time.time()
@@ -82,6 +98,7 @@ def load_data(run_dir: Path) -> dict:
         "scifact_edits": read("scifact-edits.jsonl"),
         "retrieval": read("scifact-retrieval.jsonl"),
         "dev_queries": json.loads((d / "scifact-dev-queries.json").read_text()),
+        "train_kw": read("flickr-train-kw.jsonl") if (d / "flickr-train-kw.jsonl").exists() else None,
     }
 
 
@@ -98,6 +115,9 @@ def train(args) -> None:
         "retrieval": retrieval_rows(d["retrieval"]),
     }
     shares = {"caption": args.caption_share, "structural": args.structural_share, "retrieval": args.retrieval_share}
+    if args.granularity_share > 0:  # keyword / phrase query -> its caption, against an edit touching the query
+        sources["granularity"] = granularity_rows(d["train_kw"], d["train_edits"], seed=42)
+        shares["granularity"] = args.granularity_share
     rows = arrange_batches(sources, shares, steps=args.steps, batch_size=args.batch_size, seed=args.seed)
     config = VerifierTrainingConfig(
         head=args.head,
@@ -121,6 +141,7 @@ def train(args) -> None:
         *d["train_edits"]["edit"],
         *sources["structural"][["anchor", "positive", "negative"]].to_numpy().ravel(),
         *sources["retrieval"][["anchor", "positive", "negative"]].to_numpy().ravel(),
+        *([] if "granularity" not in sources else sources["granularity"]["anchor"].unique()),
     ]
     verifier, log = train_verifier(rows, run_dir / args.name, encoder=encoder, config=config, cache_texts=pool)
     info = {
@@ -378,6 +399,9 @@ def main() -> None:
     p.add_argument("--caption-share", type=float, default=0.65)
     p.add_argument("--structural-share", type=float, default=0.15)
     p.add_argument("--retrieval-share", type=float, default=0.2)
+    p.add_argument(
+        "--granularity-share", type=float, default=0.0, help="keyword/phrase query -> caption rows (needs data)"
+    )
     p.add_argument("--bf16", action="store_true")
     p.add_argument("--seed", type=int, default=42)
     p.set_defaults(func=train)

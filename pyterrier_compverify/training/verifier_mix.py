@@ -7,11 +7,17 @@ Every row is (anchor, positive, negative, source, positive_kind). Sources:
   add, negate, spatial, count);
 - ``structural``: anchor = a sentence; positive = its meaning-kept (paraphrase) edit; negative = a
   negation / binding / spatial edit of it (``compverify negatives`` output);
-- ``retrieval``: (query, relevant passage, BM25 hard negative) rows, so ranking is kept.
+- ``retrieval``: (query, relevant passage, BM25 hard negative) rows, so ranking is kept;
+- ``granularity``: anchor = a keyword or phrase query made from a caption; positive = that caption (it says more
+  than the query, and is still a match); negative = a near-miss edit of the caption that changes a word of the
+  query (so "more words" is not what the head learns to punish, a changed detail is).
 ``identity=True`` (an ablation) makes the anchor its own positive.
 """
 
 from __future__ import annotations
+
+import re
+from difflib import SequenceMatcher
 
 import numpy as np
 import pandas as pd
@@ -91,6 +97,56 @@ def retrieval_rows(triplets: pd.DataFrame) -> pd.DataFrame:
     """``anchor, positive, negative`` retrieval triplets (e.g. ``training.data.retrieval_triplets``) as mix rows."""
     out = triplets[["anchor", "positive", "negative"]].copy()
     return out.assign(source="retrieval", positive_kind="relevant", negative_kind="bm25")[COLUMNS]
+
+
+ADDITIONS = ("add_att", "add_obj")  # a caption with an added detail still matches a shorter query
+_WORD = re.compile(r"[a-z]+")
+
+
+def replaced_words(caption: str, edit: str) -> set[str]:
+    """Lower-cased words of ``caption`` that ``edit`` replaces or deletes (insertions alone give none).
+
+    >>> sorted(replaced_words("A black dog chases a white cat", "A white dog chases a black cat"))
+    ['black', 'white']
+    >>> replaced_words("A dog runs", "A big dog runs")
+    set()
+    """
+    a, b = _WORD.findall(caption.lower()), _WORD.findall(edit.lower())
+    changed = set()
+    for op, i1, i2, _, _ in SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op in ("replace", "delete"):
+            changed.update(a[i1:i2])
+    return changed
+
+
+def granularity_rows(queries: pd.DataFrame, edits: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
+    """One row per (query, caption) with a near-miss edit that touches the query: anchor = the query, positive =
+    the caption it came from, negative = an edit of that caption replacing one of the query's words. Added-detail
+    edits are never negatives here (the caption says more than the query and still matches), nor are edits that
+    leave every query word in place (a negated verb does not unmake a keyword match).
+
+    Args:
+        queries: ``caption, query`` (e.g. keyword and phrase queries of ``querygen.KeywordQueries``).
+        edits: ``caption, edit, kind`` as for :func:`caption_rows` (paraphrases and additions are skipped).
+
+    >>> q = pd.DataFrame({"caption": ["A black dog runs"], "query": ["black dog"]})
+    >>> e = pd.DataFrame({"caption": ["A black dog runs"] * 3, "edit": ["A big black dog runs", "A white dog runs",
+    ...     "A black dog sits"], "kind": ["add_att", "replace_att", "replace_rel"]})
+    >>> granularity_rows(q, e)[["anchor", "positive", "negative", "negative_kind"]].values.tolist()
+    [['black dog', 'A black dog runs', 'A white dog runs', 'replace_att']]
+    """
+    rng = np.random.default_rng(seed)
+    usable = edits[~edits["kind"].isin(("paraphrase", *ADDITIONS))]
+    by_caption = usable.groupby("caption")[["edit", "kind"]].apply(lambda g: list(g.itertuples(index=False)))
+    by_caption = by_caption.to_dict()
+    rows = []
+    for caption, query in queries[["caption", "query"]].itertuples(index=False):
+        words = set(_WORD.findall(query.lower()))
+        touching = [(edit, kind) for edit, kind in by_caption.get(caption, []) if words & replaced_words(caption, edit)]
+        if touching:
+            edit, kind = touching[rng.integers(len(touching))]
+            rows.append((query, caption, edit, "granularity", "superset", kind))
+    return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def arrange_batches(
