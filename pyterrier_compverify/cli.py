@@ -70,7 +70,8 @@ def main(argv: list[str] | None = None) -> None:
     args = build_parser([command] if command else []).parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
-        if args.data_dir or os.environ.get("COMPVERIFY_DATA"):
+        reads_datasets = hasattr(args, "data_dir")  # demo, explain and train-verifier read none: no --data-dir
+        if reads_datasets and (args.data_dir or os.environ.get("COMPVERIFY_DATA")):
             from .datasets import setup_local_data
 
             setup_local_data(args.data_dir)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 NAMED_RERANKERS = {"maxsim": "MaxSim", "mapverifier": "MapVerifier", "mapcnn": "MapCNN"}
+REFERENCE = "ST.encode + exact cosine (reference)"  # the --reference system
 
 
 def run_evaluation(
@@ -27,7 +28,7 @@ def run_evaluation(
     rerankers: Sequence[str] = ("maxsim",),
     index_dir: str | os.PathLike | None = None,
     out_dir: str | os.PathLike | None = "compverify-results",
-    baseline: str = "Dense",
+    baseline: str | None = "Dense",
     reference: bool = False,
     verbose: bool = True,
 ):
@@ -38,6 +39,7 @@ def run_evaluation(
     frame (measures first); ``attrs["written"]`` names the .md file written."""
     started = time.time()
     rerankers = check_rerankers(rerankers)
+    check_baseline(baseline, rerankers, depth=depth, reference=reference)
     collection = open_collection(dataset_id)
 
     import pandas as pd
@@ -54,7 +56,7 @@ def run_evaluation(
     topics, qrels = collection.topics(), collection.qrels()
     systems = standard_pipelines(indices, encoder, depth=depth, rerankers=build_rerankers(rerankers, encoder, indices))
     if reference:
-        systems["ST.encode + exact cosine (reference)"] = plain_dense_run(collection, encoder, topics)
+        systems[REFERENCE] = plain_dense_run(collection, encoder, topics)
     runs = {name: system if isinstance(system, pd.DataFrame) else system(topics) for name, system in systems.items()}
     names = list(runs)
     measures = [str(m) for m in MEASURES + collection.extra_measures]
@@ -64,7 +66,7 @@ def run_evaluation(
         qrels,
         eval_metrics=MEASURES + collection.extra_measures,
         names=names,
-        baseline=names.index(baseline) if baseline in names else None,
+        baseline=None if baseline is None else names.index(baseline),
         round=4,
         verbose=verbose,
     )
@@ -94,6 +96,28 @@ def check_rerankers(names: Sequence[str]) -> list[str]:
     return names
 
 
+def reranker_label(name: str) -> str:
+    """The label of a reranker name in the systems' names: ``MaxSim`` for ``maxsim``, a folder as given."""
+    return NAMED_RERANKERS.get(name, name)
+
+
+def check_baseline(baseline: str | None, rerankers: Sequence[str], *, depth: int, reference: bool = False) -> None:
+    """Refuse a ``baseline`` that names none of the systems (the significance tests would be dropped silently);
+    None: no significance tests.
+
+    >>> check_baseline("Dense >> MaxSim@100", ["maxsim"], depth=100)
+    >>> check_baseline("Dense >> MaxSim", ["maxsim"], depth=100)
+    Traceback (most recent call last):
+    ValueError: baseline 'Dense >> MaxSim' is none of the systems: BM25, Dense, BM25 >> MaxSim@100, Dense >> MaxSim@100
+    """
+    labels = [reranker_label(name) for name in rerankers]
+    names = ["BM25", "Dense", *([f"BM25 >> MaxSim@{depth}"] if "MaxSim" in labels else [])]
+    names += [f"Dense >> {label}@{depth}" for label in labels]
+    names += [REFERENCE] if reference else []
+    if baseline is not None and baseline not in names:
+        raise ValueError(f"baseline {baseline!r} is none of the systems: {', '.join(names)}")
+
+
 def build_rerankers(names: Sequence[str], encoder, indices) -> dict:
     """Label -> reranker reading the TokenStore of ``indices``: ``MaxSim`` over ``encoder``, the packaged
     ``MapVerifier`` / ``MapCNN``, or ``cv.Verifier(folder).reranker(store=...)`` (labelled by the folder)."""
@@ -104,7 +128,7 @@ def build_rerankers(names: Sequence[str], encoder, indices) -> dict:
         if name == "maxsim":
             rerankers["MaxSim"] = cv.MaxSim(encoder, store=indices.store)
         elif name in NAMED_RERANKERS:
-            rerankers[NAMED_RERANKERS[name]] = getattr(cv, NAMED_RERANKERS[name])(store=indices.store)
+            rerankers[reranker_label(name)] = getattr(cv, reranker_label(name))(store=indices.store)
         else:
             rerankers[name] = cv.Verifier(name).reranker(store=indices.store)
     return rerankers
@@ -179,7 +203,9 @@ def register(subparsers) -> None:
         help="folder for evaluate-<dataset>.{md,json}, relative to the current folder (default: %(default)s)",
     )
     parser.add_argument(
-        "--baseline", default=default("baseline"), help="system for significance tests (default: %(default)s)"
+        "--baseline",
+        default=default("baseline"),
+        help="system for significance tests, e.g. 'Dense >> MaxSim@100' (default: %(default)s)",
     )
     parser.add_argument("--reference", action="store_true", help="add a plain SentenceTransformer.encode run")
     parser.set_defaults(func=evaluate_command)

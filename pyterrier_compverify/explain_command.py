@@ -60,7 +60,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--out", default=None, help="draw the maps into this file (.png, .pdf, .svg; needs matplotlib)")
     parser.add_argument("--max-length", type=int, default=None, help="encoder max length in tokens (default 128)")
-    add_common_options(parser)
+    add_common_options(parser, data_dir=False)  # the texts are given: no dataset is read
     parser.set_defaults(func=explain_command)
 
 

@@ -17,6 +17,7 @@ from .encoder import DEFAULT_MODEL, TokenEncoder
 from .measures import WordJaccard, nearmiss_table
 
 SCORERS = ("pooled", "maxsim", "mapverifier", "mapcnn", "jaccard", "jaccard-anti")
+MODEL_FREE = ("jaccard", "jaccard-anti")  # scorers that use no encoder
 
 
 class DistinctDocVectors(pt.Transformer):
@@ -122,7 +123,7 @@ def run_nearmiss(
 
 def register(subparsers) -> None:
     """Add ``compverify nearmiss`` (run by ``nearmiss_command``) to the command's sub-parsers."""
-    from .cli_options import add_common_options, default_of, positive_int
+    from .cli_options import add_common_options, default_of, non_negative_int, positive_int
 
     parser = subparsers.add_parser(
         "nearmiss", help="near-miss table per category: headline, win rate, identity win, distractor recall@1, ..."
@@ -139,35 +140,42 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--max-length",
         type=int,
-        default=default_of(run_nearmiss, "max_length"),
-        help="encoder max length in tokens (default %(default)s: CondaQA passages need 256, at 128 the edit is cut "
-        "off and the resulting ties count as losses); a verifier trained at another length keeps its own",
+        default=None,
+        help=f"encoder max length in tokens (default {default_of(run_nearmiss, 'max_length')}: CondaQA passages "
+        "need 256, at 128 the edit is cut off and the resulting ties count as losses); a verifier trained at "
+        "another length keeps its own",
     )
     parser.add_argument("--limit", type=positive_int, default=None, help="first N triplets per category (quick runs)")
     parser.add_argument(
         "--distractors",
-        type=int,
+        type=non_negative_int,
         default=default_of(run_nearmiss, "distractors"),
-        help="texts of other items per anchor for distractor recall@1 (default %(default)s)",
+        help="texts of other items per anchor for distractor recall@1; 0: none (default %(default)s)",
     )
     parser.add_argument(
-        "--seed", type=int, default=default_of(run_nearmiss, "seed"), help="seed of the distractor draw"
+        "--seed",
+        type=int,
+        default=None,
+        help=f"seed of the distractor draw (default {default_of(run_nearmiss, 'seed')})",
     )
     parser.add_argument("--out", default="experiments/results/nearmiss-baselines", help="output stem (.md/.json)")
     parser.set_defaults(func=nearmiss_command)
 
 
 def nearmiss_command(args: argparse.Namespace) -> pd.DataFrame:
-    """``compverify nearmiss`` from its parsed options."""
-    from .cli_options import given
+    """``compverify nearmiss`` from its parsed options; options that no chosen scorer or measure uses are refused."""
+    from .cli_options import given, refuse_ignored
 
+    scorers = args.scorers.split(",")
+    if all(name in MODEL_FREE for name in scorers):
+        refuse_ignored(args, ["model", "device", "max_length"], f"with --scorers {args.scorers} (they use no model)")
+    if args.distractors == 0:
+        refuse_ignored(args, ["seed"], "with --distractors 0 (it seeds the distractor draw)")
     return run_nearmiss(
         source=args.source,
-        scorers=args.scorers.split(","),
-        max_length=args.max_length,
+        scorers=scorers,
         limit=args.limit,
         distractors=args.distractors,
-        seed=args.seed,
         out=args.out,
-        **given(args, "model", "device"),
+        **given(args, "model", "device", "max_length", "seed"),
     )

@@ -71,18 +71,26 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--all-edits", action="store_true", help="every edit, not one per category per sentence")
     parser.add_argument(
-        "--seed", type=int, default=default_of(run_negatives, "seed"), help="sampling seed (default: %(default)s)"
+        "--seed",
+        type=int,
+        default=None,
+        help="seed of the sentence shuffle (a dataset) and of the edit picked per category (without --all-edits) "
+        f"(default: {default_of(run_negatives, 'seed')})",
     )
     parser.set_defaults(func=negatives_command)
 
 
 def negatives_command(args: argparse.Namespace):
-    """``compverify negatives`` from its parsed options."""
+    """``compverify negatives`` from its parsed options; ``--seed`` where nothing is drawn is refused."""
+    from ..cli_options import given, refuse_ignored
+
+    if args.all_edits and Path(args.sentences).is_file():
+        refuse_ignored(args, ["seed"], "with --all-edits on a text file (nothing is drawn at random)")
     return run_negatives(
         args.out,
         sentences=args.sentences,
         categories=args.categories.split(","),
         limit=args.limit,
         all_edits=args.all_edits,
-        seed=args.seed,
+        **given(args, "seed"),
     )

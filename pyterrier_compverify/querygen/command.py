@@ -92,6 +92,21 @@ def run_querygen(
     return train, valid
 
 
+def held_out_share(text: str) -> float:
+    """An argparse ``type``: a share above 0 and below 1 (``--validation 0`` still held out one passage).
+
+    >>> held_out_share("0.1")
+    0.1
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be above 0 and below 1, got {value}")
+    return value
+
+
 def register(subparsers) -> None:
     """Add ``compverify querygen`` (run by :func:`querygen_command`) to the command's sub-parsers."""
     from ..cli_options import add_data_dir_option, default_of, positive_int
@@ -111,16 +126,21 @@ def register(subparsers) -> None:
         default=default("backend"),
         help="offline (KW only), openai:MODEL or hf:MODEL (default: %(default)s)",
     )
-    parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    parser.add_argument(
+        "--base-url", default=None, help="OpenAI-compatible endpoint, openai:MODEL only (default: $OPENAI_BASE_URL)"
+    )
     parser.add_argument("--test", default=None, help="test passages (file or collection id) for the leakage filter")
     parser.add_argument(
-        "--leakage", type=float, default=default("leakage"), help="drop passages above this ROUGE-L to a test one"
+        "--leakage",
+        type=float,
+        default=None,
+        help=f"with --test: drop passages above this ROUGE-L to a test one (default: {default('leakage')})",
     )
     parser.add_argument(
         "--validation",
-        type=float,
+        type=held_out_share,
         default=default("validation"),
-        help="share of passages held out (default: %(default)s)",
+        help="share of passages held out, above 0 and below 1: at least one is held out (default: %(default)s)",
     )
     parser.add_argument("--limit", type=positive_int, default=None, help="first N passages")
     parser.add_argument("--seed", type=int, default=default("seed"), help="sampling seed (default: %(default)s)")
@@ -128,16 +148,21 @@ def register(subparsers) -> None:
 
 
 def querygen_command(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``compverify querygen`` from its parsed options."""
+    """``compverify querygen`` from its parsed options; options the chosen backend or filter ignores are refused."""
+    from ..cli_options import given, refuse_ignored
+
+    if not args.backend.startswith("openai:"):
+        refuse_ignored(args, ["base_url"], f"with --backend {args.backend} (it is the endpoint of openai:MODEL)")
+    if args.test is None:
+        refuse_ignored(args, ["leakage"], "without --test (the leakage filter compares with test passages)")
     return run_querygen(
         args.passages,
         args.out,
         strategy=args.strategy,
         backend=args.backend,
-        base_url=args.base_url,
         test=args.test,
-        leakage=args.leakage,
         validation=args.validation,
         limit=args.limit,
         seed=args.seed,
+        **given(args, "base_url", "leakage"),
     )

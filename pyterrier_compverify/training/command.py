@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..cli_options import add_common_options, default_of, given, positive_int
+from ..cli_options import add_common_options, default_of, given, positive_int, refuse_ignored
 from .biencoder import EncoderTrainingConfig, train_encoder
 from .data import recipe_rows
 from .verifier import MODES, VerifierTrainingConfig, train_verifier
@@ -33,7 +33,7 @@ def register_train_verifier(subparsers) -> None:
     parser = subparsers.add_parser(
         "train-verifier", help="train a verifier head (frozen or end-to-end) on triplet rows"
     )
-    add_common_options(parser)
+    add_common_options(parser, data_dir=False)  # the rows come from a file: no dataset is read
     parser.add_argument("rows", help=".jsonl/.csv/.tsv with anchor, positive, negative columns")
     parser.add_argument("out", help="artifact folder (checkpoints inside; a killed run resumes)")
     weight_free = ", ".join(name for name, spec in HEADS.items() if not spec.learned)
@@ -50,7 +50,12 @@ def register_train_verifier(subparsers) -> None:
         help="frozen: the head over cached token states; last-layer: also the encoder's top --top-layers over "
         "cached states of the layer below; end-to-end: the whole encoder (default: %(default)s)",
     )
-    parser.add_argument("--top-layers", type=positive_int, default=default("top_layers"), help="(default: %(default)s)")
+    parser.add_argument(
+        "--top-layers",
+        type=positive_int,
+        default=None,
+        help=f"encoder layers that learn, --mode last-layer only (default: {default('top_layers')})",
+    )
     parser.add_argument("--bf16", action="store_true", help="bf16 autocast (fast on CPUs with AVX-512 bf16)")
     parser.add_argument(
         "--steps", type=positive_int, default=default("steps"), help="training steps (default: %(default)s)"
@@ -62,8 +67,8 @@ def register_train_verifier(subparsers) -> None:
     parser.add_argument(
         "--encoder-lr",
         type=float,
-        default=default("encoder_lr"),
-        help="encoder learning rate, end-to-end (default: %(default)s)",
+        default=None,
+        help=f"learning rate of the encoder layers that learn, not --mode frozen (default: {default('encoder_lr')})",
     )
     parser.add_argument("--seed", type=int, default=default("seed"), help="(default: %(default)s)")
     parser.add_argument("--max-length", type=int, default=None, help=MAX_LENGTH_HELP)
@@ -75,16 +80,19 @@ def train_verifier_command(args: argparse.Namespace):
     """Train and save a verifier; print where, and the last loss."""
     from ..encoder import DEFAULT_MODEL, TokenEncoder
 
+    if args.mode != "last-layer":
+        refuse_ignored(args, ["top_layers"], f"with --mode {args.mode} (it is the layer count of last-layer)")
+    if args.mode == "frozen":
+        refuse_ignored(args, ["encoder_lr"], "with --mode frozen (the encoder does not learn)")
     config = VerifierTrainingConfig(
         head=args.head,
         mode=args.mode,
         steps=args.steps,
         batch_size=args.batch_size,
         head_lr=args.head_lr,
-        encoder_lr=args.encoder_lr,
         seed=args.seed,
-        top_layers=args.top_layers,
         bf16=args.bf16,
+        **given(args, "top_layers", "encoder_lr"),
     )
     encoder = TokenEncoder(args.model or DEFAULT_MODEL, max_length=args.max_length, device=args.device)
     verifier, log = train_verifier(args.rows, args.out, encoder=encoder, config=config, overwrite=args.overwrite)
@@ -106,17 +114,24 @@ def register_train_encoder(subparsers) -> None:
     parser.add_argument("out", help="output folder (checkpoints inside; the model in OUT/final)")
     parser.add_argument("--recipe", default="A", choices=["A", "B"], help="A: retrieval rows; B: plus structural")
     parser.add_argument("--edits", default=None, help="structural edits from `compverify negatives` (recipe B)")
-    parser.add_argument(
-        "--share", type=float, default=rows_default("share"), help="structural share of B's rows (default: %(default)s)"
+    parser.add_argument(  # recipe B's options default to None, so that recipe A can refuse them when given
+        "--share", type=float, default=None, help=f"structural share of B's rows (default: {rows_default('share')})"
     )
-    parser.add_argument("--positives", default=rows_default("positives"), choices=["identity", "paraphrase"])
+    parser.add_argument(
+        "--positives",
+        default=None,
+        choices=["identity", "paraphrase"],
+        help=f"positives of B's structural rows (default: {rows_default('positives')})",
+    )
     parser.add_argument(
         "--self-supervised",
-        type=int,
+        type=positive_int,
         default=rows_default("self_supervised"),
         help="title -> abstract pairs added to the rows (default: %(default)s)",
     )
-    parser.add_argument("--balanced", action="store_true", help="as many structural rows of each category")
+    parser.add_argument(
+        "--balanced", action="store_true", default=None, help="as many structural rows of each category (recipe B)"
+    )
     parser.add_argument(
         "--steps", type=positive_int, default=default("steps"), help="training steps (default: %(default)s)"
     )
@@ -139,16 +154,17 @@ def read_edits(path: str) -> pd.DataFrame:
 
 def train_encoder_command(args: argparse.Namespace):
     """Build the recipe's rows, fine-tune, print the row counts and where the model was saved."""
-    if args.recipe == "B" and not args.edits:
+    structural = ["edits", "share", "positives", "balanced"]
+    if args.recipe == "A":
+        refuse_ignored(args, structural, "with --recipe A (it has no structural rows; they are recipe B's)")
+    elif not args.edits:
         raise ValueError("recipe B needs --edits (a table written by `compverify negatives`)")
     rows = recipe_rows(
         args.recipe,
         edits=read_edits(args.edits) if args.edits else None,
-        share=args.share,
         self_supervised=args.self_supervised,
-        positives=args.positives,
-        balanced=args.balanced,
         seed=args.seed,
+        **given(args, *structural[1:]),
     )
     config = EncoderTrainingConfig(
         steps=args.steps, batch_size=args.batch_size, lr=args.lr, max_length=args.max_length, seed=args.seed
