@@ -182,6 +182,23 @@ def test_encoders_pass_pyterrier_transformer_test_case(tiny_model_dir, tiny_enco
         run_transformer_test_case(transformer, monkeypatch)
 
 
+def test_the_projects_pipelines_pass_pyterrier_transformer_test_case(tiny_model_dir, tmp_path, monkeypatch):
+    """The README's pipelines: BiEncoder retrieval with a token reranker after it (no store= or text), and the
+    query encoded once for a FlexIndex retriever and the reranker. (``encoder >> flex.retriever()`` itself does
+    not pass: pyterrier-dr's encoder advertises document-side inputs its retriever refuses.)"""
+    from pyterrier_dr import FlexIndex
+
+    model = cv.BiEncoder(tiny_model_dir, max_length=16, device="cpu")
+    model.index(DOCS, tmp_path / "docs.index")
+    flex, store = FlexIndex(str(tmp_path / "docs.flex")), cv.TokenStore(tmp_path / "docs.tokens")
+    store.indexer(model, flex_index=flex, verbose=False).index(DOCS)
+    for pipeline in (
+        model.retriever(tmp_path / "docs.index") % 2 >> cv.MaxSim(model),
+        model.query_token_encoder() >> flex.retriever(num_results=3) >> cv.MaxSim(model, store=store),
+    ):
+        run_transformer_test_case(pipeline, monkeypatch)
+
+
 # ---- pyterrier-caching ----------------------------------------------------------------------------------------
 
 
