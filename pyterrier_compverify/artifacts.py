@@ -73,6 +73,20 @@ def docno_text(value) -> str:
     return str(value)
 
 
+def corpus_length(docs) -> int | None:
+    """How many documents ``docs`` holds, for a progress bar's total: ``len(docs)`` where it has one (a list, a
+    DataFrame, PyTerrier's corpus iterator of a dataset that knows its size), else None (a generator, or a corpus
+    iterator whose size is not known yet).
+
+    >>> corpus_length([{}, {}]), corpus_length(d for d in [])
+    (2, None)
+    """
+    try:
+        return int(len(docs))
+    except TypeError:
+        return None
+
+
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as f:

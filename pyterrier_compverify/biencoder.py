@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pyterrier as pt
 
-from .artifacts import docno_text
+from .artifacts import corpus_length, docno_text
 from .encoder import TokenEncoder
 from .store import TokenStore
 
@@ -116,8 +116,8 @@ class BiEncoder(TokenEncoder):
 def _unique_docnos(docs):
     """``docs`` (dicts or a DataFrame) with string docnos; a duplicate or missing docno raises a ValueError. The
     result has the length of ``docs`` where that has one, so the indexing bar shows a total."""
-    checked = _checked_docnos(docs)
-    return pt.utils.GeneratorLen(checked, len(docs)) if hasattr(docs, "__len__") else checked
+    checked, total = _checked_docnos(docs), corpus_length(docs)
+    return checked if total is None else pt.utils.GeneratorLen(checked, total)
 
 
 def _checked_docnos(docs):

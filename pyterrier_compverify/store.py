@@ -22,6 +22,7 @@ from .artifacts import (
     build_lock,
     building_name,
     check_counts,
+    corpus_length,
     docno_text,
     file_sha256,
     read_meta,
@@ -318,7 +319,7 @@ class TokenStoreIndexer(pt.Indexer):
 
     def index(self, inp: Iterable[dict]) -> TokenStore:
         text_field = self.encoder.text_field
-        total = len(inp) if hasattr(inp, "__len__") else None  # the bar's total; a count without one
+        total = corpus_length(inp)  # the bar's total; a count without one
         if hasattr(inp, "to_dict") and hasattr(inp, "columns"):  # a DataFrame
             inp = inp.to_dict(orient="records")
         docs = iter(inp)

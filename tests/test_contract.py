@@ -246,16 +246,20 @@ def test_reranker_progress_has_a_total(parts, bars):
     assert query_bars == [2]  # one bar, over the two queries
 
 
-@pytest.mark.parametrize("kind", ["frame", "list", "generator"])
+@pytest.mark.parametrize("kind", ["frame", "list", "corpus iterator", "generator", "size not known yet"])
 def test_store_indexer_progress(parts, bars, tmp_path, kind):
+    records = DOCS.to_dict(orient="records")
     docs = {
         "frame": DOCS,
-        "list": DOCS.to_dict(orient="records"),
-        "generator": (d for d in DOCS.to_dict(orient="records")),
+        "list": records,
+        "corpus iterator": pt.utils.GeneratorLen(iter(records), len(records)),  # dataset.get_corpus_iter()
+        "generator": (d for d in records),
+        "size not known yet": pt.utils.GeneratorLen(iter(records), None),  # e.g. nano-beir before its first use
     }[kind]
-    cv.TokenStore(tmp_path / "s.tokens").indexer(parts["encoder"], verbose=True).index(docs)
+    store = cv.TokenStore(tmp_path / "s.tokens").indexer(parts["encoder"], verbose=True).index(docs)
+    assert len(store) == len(DOCS)
     totals = [total for desc, total in bars if desc == "token store"]
-    assert totals == [None if kind == "generator" else len(DOCS)]  # a count where the length is unknown
+    assert totals == [len(DOCS) if kind in ("frame", "list", "corpus iterator") else None]  # else a count
 
 
 def test_bi_encoder_index_progress_has_a_total(tiny_model_dir, bars, tmp_path):
