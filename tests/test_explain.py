@@ -122,3 +122,11 @@ def test_without_matplotlib_one_line_names_the_extra(monkeypatch, tmp_path, tiny
         main(["explain", QUERY, TEXTS[0], "--reranker", "maxsim", "--model", tiny_model_dir, "--out", "x.png"])
     err = capsys.readouterr().err.strip()
     assert exit_.value.code == 2 and err == f"compverify explain: error: {INSTALL_HINT}"
+
+
+@pytest.mark.integration
+def test_word_pieces_of_the_real_tokenizer_are_shown_as_it_cuts_them(minilm):
+    e = cv.MaxSim(minilm).explain("a zebrafish swims", "the fish chased a zebra")
+    tokenizer = minilm.model.tokenizer
+    assert e.query_tokens == ["[CLS]", *tokenizer.tokenize("a zebrafish swims"), "[SEP]"]
+    assert any(t.startswith("##") for t in e.query_tokens) and e.sim.shape == (len(e.query_tokens), len(e.doc_tokens))
