@@ -87,6 +87,27 @@ def corpus_length(docs) -> int | None:
         return None
 
 
+class SizedIterator:
+    """An iterator that also answers ``len()``: how many items it yields in all (a progress bar's total).
+
+    >>> docs = SizedIterator(({"docno": str(i)} for i in range(3)), 3)
+    >>> len(docs), next(docs), len(list(docs))
+    (3, {'docno': '0'}, 2)
+    """
+
+    def __init__(self, items, length: int):
+        self._items, self._length = iter(items), int(length)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._items)
+
+    def __len__(self) -> int:
+        return self._length
+
+
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as f:

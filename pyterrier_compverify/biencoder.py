@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pyterrier as pt
 
-from .artifacts import corpus_length, docno_text
+from .artifacts import SizedIterator, corpus_length, docno_text
 from .encoder import TokenEncoder
 from .store import TokenStore
 
@@ -117,7 +117,7 @@ def _unique_docnos(docs):
     """``docs`` (dicts or a DataFrame) with string docnos; a duplicate or missing docno raises a ValueError. The
     result has the length of ``docs`` where that has one, so the indexing bar shows a total."""
     checked, total = _checked_docnos(docs), corpus_length(docs)
-    return checked if total is None else pt.utils.GeneratorLen(checked, total)
+    return checked if total is None else SizedIterator(checked, total)
 
 
 def _checked_docnos(docs):

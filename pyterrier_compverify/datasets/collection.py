@@ -10,6 +10,8 @@ from functools import cached_property
 import pandas as pd
 import pyterrier as pt
 
+from ..artifacts import SizedIterator, corpus_length
+
 # collections whose text the papers lower-case before evaluation
 _LOWERCASE_PREFIXES = ("irds:compverify/capretrieval/",)
 
@@ -44,11 +46,15 @@ class Collection:
         return text.lower() if self.lowercase else text
 
     def corpus_iter(self) -> Iterator[dict]:
-        """Dicts with ``docno`` and ``text``."""
+        """Dicts with ``docno`` and ``text``; with a ``len`` where the dataset knows its size (progress totals)."""
         if self.dataset_id == "vaswani":
-            yield from _vaswani_docs(self.dataset.get_corpus()[0], self._text)
-            return
-        for doc in self.dataset.get_corpus_iter(verbose=False):
+            return _vaswani_docs(self.dataset.get_corpus()[0], self._text)
+        corpus = self.dataset.get_corpus_iter(verbose=False)
+        docs, total = self._title_and_text(corpus), corpus_length(corpus)
+        return docs if total is None else SizedIterator(docs, total)
+
+    def _title_and_text(self, corpus) -> Iterator[dict]:
+        for doc in corpus:
             title = (doc.get("title") or "").strip()
             body = doc.get("text") or ""
             yield {"docno": doc["docno"], "text": self._text(f"{title} {body}".strip() if title else body)}
