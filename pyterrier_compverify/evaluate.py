@@ -54,7 +54,8 @@ def run_evaluation(
     )
     indices = build_indices(collection, encoder, index_dir or DEFAULT_INDEX_DIR, verbose=verbose)
     topics, qrels = collection.topics(), collection.qrels()
-    systems = standard_pipelines(indices, encoder, depth=depth, rerankers=build_rerankers(rerankers, encoder, indices))
+    scorers = build_rerankers(rerankers, encoder, indices, verbose=verbose)  # a per-query bar each
+    systems = standard_pipelines(indices, encoder, depth=depth, rerankers=scorers)
     if reference:
         systems[REFERENCE] = plain_dense_run(collection, encoder, topics)
     runs = {name: system if isinstance(system, pd.DataFrame) else system(topics) for name, system in systems.items()}
@@ -118,19 +119,20 @@ def check_baseline(baseline: str | None, rerankers: Sequence[str], *, depth: int
         raise ValueError(f"baseline {baseline!r} is none of the systems: {', '.join(names)}")
 
 
-def build_rerankers(names: Sequence[str], encoder, indices) -> dict:
+def build_rerankers(names: Sequence[str], encoder, indices, *, verbose: bool = False) -> dict:
     """Label -> reranker reading the TokenStore of ``indices``: ``MaxSim`` over ``encoder``, the packaged
-    ``MapVerifier`` / ``MapCNN``, or ``cv.Verifier(folder).reranker(store=...)`` (labelled by the folder)."""
+    ``MapVerifier`` / ``MapCNN``, or ``cv.Verifier(folder).reranker(store=...)`` (labelled by the folder);
+    ``verbose``: each shows a per-query progress bar."""
     import pyterrier_compverify as cv
 
     rerankers = {}
     for name in names:
         if name == "maxsim":
-            rerankers["MaxSim"] = cv.MaxSim(encoder, store=indices.store)
+            rerankers["MaxSim"] = cv.MaxSim(encoder, store=indices.store, verbose=verbose)
         elif name in NAMED_RERANKERS:
-            rerankers[reranker_label(name)] = getattr(cv, reranker_label(name))(store=indices.store)
+            rerankers[reranker_label(name)] = getattr(cv, reranker_label(name))(store=indices.store, verbose=verbose)
         else:
-            rerankers[name] = cv.Verifier(name).reranker(store=indices.store)
+            rerankers[name] = cv.Verifier(name).reranker(store=indices.store, verbose=verbose)
     return rerankers
 
 

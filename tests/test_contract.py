@@ -266,3 +266,14 @@ def test_bi_encoder_index_progress_has_a_total(tiny_model_dir, bars, tmp_path):
     model = cv.BiEncoder(tiny_model_dir, max_length=16, device="cpu", verbose=True)
     model.index(DOCS, tmp_path / "docs.index")
     assert [total for desc, total in bars if desc == "token store"] == [len(DOCS)]
+
+
+def test_evaluate_rerankers_show_progress_when_verbose(parts):
+    from types import SimpleNamespace
+
+    from pyterrier_compverify.evaluate import build_rerankers
+
+    indices = SimpleNamespace(store=parts["store"])
+    names = ["maxsim", str(parts["F4"].path)]
+    assert all(r.verbose for r in build_rerankers(names, parts["encoder"], indices, verbose=True).values())
+    assert not any(r.verbose for r in build_rerankers(names, parts["encoder"], indices).values())
