@@ -277,6 +277,18 @@ def test_d12_nan_in_a_store_gives_an_error_naming_the_store(built, tiny_encoder)
         cv.MaxSim(tiny_encoder, store=str(built.path))(run_frame(["d0", "d1"]))
 
 
+def test_d12_nan_in_head_weights_gives_an_error_naming_the_verifier(saved_verifier, tiny_encoder):
+    from safetensors.torch import load_file, save_file
+
+    weights = load_file(saved_verifier.path / "head.safetensors")
+    save_file(
+        {name: tensor.fill_(float("nan")) for name, tensor in weights.items()}, saved_verifier.path / "head.safetensors"
+    )
+    run = run_frame(["d0", "d1"]).assign(text=["a dog", "a cat"])
+    with pytest.raises(FloatingPointError, match=r"Verifier\('.*v'\).*non-finite score.*check the head's weights"):
+        cv.MapVerifier(saved_verifier.path, encoder=tiny_encoder)(run)
+
+
 def test_d14_an_empty_corpus_is_a_clear_error(tmp_path, tiny_encoder):
     with pytest.raises(ValueError, match="no documents to index .* the corpus is empty"):
         cv.TokenStore(tmp_path / "e.tokens").indexer(tiny_encoder).index([])
