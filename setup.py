@@ -44,7 +44,18 @@ setup(
         "explain": ["matplotlib>=3.7"],
         # the pq store codec trains its codebooks with faiss (reading a pq store needs numpy only)
         "pq": ["faiss-cpu>=1.8"],
-        "dev": ["pytest>=8", "ruff>=0.6", "matplotlib>=3.7", "pyterrier-caching>=0.5", "faiss-cpu>=1.8", *NEGATIVES],
+        "dev": [
+            "pytest>=8",
+            "ruff>=0.6",
+            "matplotlib>=3.7",
+            "pyterrier-caching>=0.5",
+            "faiss-cpu>=1.8",
+            # tests/test_notebook.py executes examples/ir-course.ipynb
+            "nbclient>=0.10",
+            "nbformat>=5.10",
+            "ipykernel>=6.29",
+            *NEGATIVES,
+        ],
     },
     entry_points={
         "console_scripts": ["compverify = pyterrier_compverify.cli:main"],
