@@ -11,14 +11,17 @@ class IncompatibleEncoderError(ValueError):
 
 @dataclass(frozen=True)
 class EncoderSpec:
-    """An encoder's identity: its name (informative only), weight fingerprint, max_length and width.
+    """An encoder's identity: its name (informative only), weight fingerprint, max_length, width and compute dtype.
 
     Two specs are compatible when the weights and max_length agree; the name may differ (a hub name and a local
-    copy of the same weights are the same encoder).
+    copy of the same weights are the same encoder), and so may the dtype (states encoded in bf16 agree with fp32
+    ones within tolerance, so a store built in bf16 serves an fp32 reranker). The dtype is recorded, not checked.
 
     >>> a = EncoderSpec("minilm", "abc", 128, 384)
     >>> a.compatible(EncoderSpec("/local/minilm", "abc", 128, 384)), a.compatible(EncoderSpec("minilm", "abc", 64, 384))
     (True, False)
+    >>> a.compatible(EncoderSpec("minilm", "abc", 128, 384, "bf16")), a.dtype
+    (True, 'fp32')
     >>> a.key
     'abc-128'
     """
@@ -27,6 +30,7 @@ class EncoderSpec:
     fingerprint: str
     max_length: int
     dim: int
+    dtype: str = "fp32"
 
     @property
     def key(self) -> str:
@@ -63,4 +67,6 @@ class EncoderSpec:
 
     @classmethod
     def from_dict(cls, data: dict) -> EncoderSpec:
-        return cls(str(data["name"]), str(data["fingerprint"]), int(data["max_length"]), int(data["dim"]))
+        """From ``to_dict``'s output; a dict without ``dtype`` (made before it was recorded) means fp32."""
+        dims = int(data["max_length"]), int(data["dim"])
+        return cls(str(data["name"]), str(data["fingerprint"]), *dims, str(data.get("dtype", "fp32")))

@@ -1,0 +1,167 @@
+"""bf16 encoding against fp32: tolerance of states and pooled vectors (tiny model), the dtype really run, stores
+and query states shared across dtypes, and the same rankings on a real collection (MiniLM, Cranfield)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+import pyterrier_compverify as cv
+from pyterrier_compverify.encoder import check_dtype, default_dtype
+from pyterrier_compverify.spec import EncoderSpec
+
+TEXTS = [
+    "a dog chases a cat",
+    "the man greeted the tall woman on the left",
+    "",
+    "中文本图片显示猫",
+    "big red dog " * 20,
+    "the cell protein is not a gene",
+]
+
+
+@pytest.fixture(scope="module")
+def encoders(tiny_model_dir):
+    make = lambda dtype: cv.TokenEncoder(tiny_model_dir, max_length=16, batch_size=4, device="cpu", dtype=dtype)  # noqa: E731
+    return make("fp32"), make("bf16")
+
+
+def cosine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.cosine_similarity(a, b, dim=-1)
+
+
+def test_bf16_pooled_and_token_states_close_to_fp32(encoders):
+    fp32, bf16 = (enc.encode(TEXTS) for enc in encoders)
+    assert bf16.pooled.dtype == torch.float32 and bf16.token_states[0].dtype == torch.float32
+    assert cosine(bf16.pooled, fp32.pooled).min().item() >= 0.999
+    for a, b in zip(bf16.token_states, fp32.token_states):
+        assert a.shape == b.shape
+        assert cosine(a, b).min().item() >= 0.999
+        assert torch.allclose(a, b, atol=0.02)
+        assert torch.allclose(a.norm(dim=-1), torch.ones(len(a)), atol=1e-5)  # normalised in fp32
+
+
+def test_bf16_differs_from_fp32(encoders):
+    """The tolerance test above cannot pass by both encoders running the same path."""
+    fp32, bf16 = (enc.encode(TEXTS) for enc in encoders)
+    assert not torch.equal(torch.cat(fp32.token_states), torch.cat(bf16.token_states))
+
+
+def linear_input_dtypes(encoder) -> set:
+    """The dtypes that reach the transformer's Linear layers during one encode call."""
+    seen = set()
+    module = encoder._bf16_first_module if encoder.dtype == "bf16" else encoder.model[0]
+    hooks = [
+        m.register_forward_hook(lambda mod, args, out: seen.add(args[0].dtype))
+        for m in module.modules()
+        if isinstance(m, torch.nn.Linear)
+    ]
+    try:
+        encoder.encode(TEXTS[:2])
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return seen
+
+
+def test_each_dtype_really_runs_its_precision(encoders):
+    fp32, bf16 = encoders
+    assert linear_input_dtypes(fp32) == {torch.float32}
+    assert linear_input_dtypes(bf16) == {torch.bfloat16}
+    assert all(p.dtype == torch.float32 for p in bf16.model.parameters())  # the trainable weights stay fp32
+
+
+def test_dtype_option_and_default():
+    assert check_dtype("bfloat16") == "bf16" and check_dtype(torch.float32) == "fp32"
+    with pytest.raises(ValueError, match="'bf16' or 'fp32'"):
+        check_dtype("fp16")
+    assert default_dtype(torch.device("cuda")) == "fp32"
+    assert default_dtype(torch.device("cpu")) == ("bf16" if torch.ops.mkldnn._is_mkldnn_bf16_supported() else "fp32")
+
+
+def test_same_spec_apart_from_the_recorded_dtype(encoders):
+    fp32, bf16 = encoders
+    assert fp32.spec.compatible(bf16.spec) and bf16.spec.compatible(fp32.spec)
+    assert fp32.spec.key == bf16.spec.key and fp32.fingerprint == bf16.fingerprint
+    assert (fp32.spec.dtype, bf16.spec.dtype) == ("fp32", "bf16")
+    old = {k: v for k, v in bf16.describe().items() if k != "dtype"}  # a store made before dtypes were recorded
+    assert EncoderSpec.from_dict(old).dtype == "fp32"
+    assert "dtype='bf16'" in repr(bf16)
+
+
+def test_bf16_copy_follows_weights_changed(tiny_model_dir):
+    enc = cv.TokenEncoder(tiny_model_dir, max_length=16, device="cpu", dtype="bf16")
+    before = enc.encode(TEXTS).pooled
+    with torch.no_grad():
+        for p in enc.model[0].parameters():
+            p.add_(0.05 * torch.randn_like(p))
+    enc.weights_changed()
+    after = enc.encode(TEXTS).pooled
+    enc.dtype = "fp32"
+    reference = enc.encode(TEXTS).pooled
+    assert cosine(after, reference).min().item() >= 0.999
+    assert cosine(before, reference).min().item() < 0.999
+
+
+def test_store_built_in_bf16_records_it_and_serves_an_fp32_reranker(encoders, tmp_path):
+    fp32, bf16 = encoders
+    docs = [{"docno": f"d{i}", "text": t} for i, t in enumerate(TEXTS)]
+    store = cv.TokenStore(tmp_path / "bf16.tokens").indexer(bf16, verbose=False).index(docs)
+    assert store.meta["encoder"]["dtype"] == "bf16"
+    frame = pd.DataFrame([{"qid": "q", "query": "a red dog", "docno": d["docno"], "text": d["text"]} for d in docs])
+    served = cv.MaxSim(fp32, store=store)(frame.drop(columns=["text"])).sort_values("docno")
+    exact = cv.MaxSim(fp32)(frame).sort_values("docno")
+    np.testing.assert_allclose(served["score"], exact["score"], atol=0.01)
+
+
+def test_query_states_of_one_dtype_used_by_a_reranker_of_the_other(encoders):
+    fp32, bf16 = encoders
+    topics = pd.DataFrame({"qid": ["q"], "query": ["a red dog"]})
+    with_toks = bf16.query_token_encoder()(topics)
+    frame = with_toks.merge(pd.DataFrame({"docno": ["d0", "d1"], "text": TEXTS[:2]}), how="cross")
+    frame = frame.assign(score=0.0, rank=0)
+    calls = []
+    original = fp32.encode
+    fp32.encode = lambda texts, **kw: calls.append(kw.get("what")) or original(texts, **kw)
+    try:
+        cv.MaxSim(fp32)(frame)
+    finally:
+        del fp32.encode
+    assert "query" not in calls and calls  # documents encoded, the bf16 query states reused
+
+
+# ---- integration: real MiniLM on Cranfield ------------------------------------------------------------------------
+
+
+def ndcg10(run: pd.DataFrame, qrels: pd.DataFrame) -> float:
+    import ir_measures
+    from ir_measures import nDCG
+
+    run = run.rename(columns={"qid": "query_id", "docno": "doc_id"})[["query_id", "doc_id", "score"]]
+    qrels = qrels.rename(columns={"qid": "query_id", "docno": "doc_id", "label": "relevance"})
+    return ir_measures.calc_aggregate([nDCG @ 10], qrels, run)[nDCG @ 10]
+
+
+@pytest.mark.integration
+def test_bf16_keeps_dense_and_maxsim_ndcg_on_cranfield(minilm, data_dir, tmp_path):
+    """Cranfield (1,400 abstracts, 225 queries): nDCG@10 of dense and dense >> MaxSim (top 100) agree to 3
+    decimals between a bf16 and an fp32 encoder, each with its own FlexIndex and TokenStore."""
+    from pyterrier_dr import FlexIndex
+
+    from pyterrier_compverify.datasets import load_collection
+
+    collection = load_collection("irds:cranfield")
+    docs, topics, qrels = list(collection.corpus_iter()), collection.topics(), collection.qrels()
+    scores, pooled = {}, {}
+    for dtype in ("fp32", "bf16"):
+        enc = cv.TokenEncoder(device="cpu", dtype=dtype)
+        flex = FlexIndex(str(tmp_path / f"{dtype}.flex"), verbose=False)
+        store = cv.TokenStore(tmp_path / f"{dtype}.tokens").indexer(enc, flex_index=flex, verbose=False).index(docs)
+        dense = enc.query_token_encoder() >> flex.retriever(num_results=100)
+        first = dense(topics)
+        reranked = cv.MaxSim(enc, store=store)(first)
+        scores[dtype] = (ndcg10(first, qrels), ndcg10(reranked, qrels))
+        pooled[dtype] = torch.from_numpy(np.array(flex.payload(return_docnos=False)[0]))
+    assert cosine(pooled["bf16"], pooled["fp32"]).min().item() >= 0.999
+    for fp32_score, bf16_score in zip(scores["fp32"], scores["bf16"]):
+        assert abs(fp32_score - bf16_score) < 5e-4, scores
