@@ -194,8 +194,17 @@ class TokenStore(pt.Artifact):
         """The real-token rows of ``docnos``, (T, dim) in batch order (one gather from the memory map, no padded
         copy; fp16 as stored, or float32 decoded from a coded store), and the (B, L) mask of real tokens;
         ``scoring.score_packed`` reads them."""
-        rows, mask = self._rows(docnos)
-        return torch.from_numpy(np.ascontiguousarray(self._states[rows])), torch.from_numpy(mask)
+        self._load()
+        if not isinstance(self._states, np.ndarray) or len(docnos) == 0:  # coded: one decode of all the rows
+            rows, mask = self._rows(docnos)
+            return torch.from_numpy(np.ascontiguousarray(self._states[rows])), torch.from_numpy(mask)
+        ids = self._ids(docnos)  # fp16 memory map: each document's rows copied as one contiguous slice
+        starts, ends = self._offsets[ids].tolist(), self._offsets[ids + 1].tolist()
+        lengths = np.subtract(ends, starts)
+        mask = np.arange(int(lengths.max()))[None, :] < lengths[:, None]
+        states = self._states.view(np.ndarray)  # slicing a plain view skips np.memmap's Python-level hooks
+        packed = np.concatenate([states[s:e] for s, e in zip(starts, ends)])
+        return torch.from_numpy(packed), torch.from_numpy(mask)
 
     def docnos(self) -> list[str]:
         self._load()

@@ -6,30 +6,71 @@ of the pair (built by ``simmap``), a states head the token states themselves.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 from torch import nn
 
 from .registry import head_kind
-from .simmap import similarity_map, similarity_map_packed, similarity_map_pairwise
+from .simmap import reduced_product_dtype, similarity_map, similarity_map_packed, similarity_map_pairwise
 
 
-def score_candidates(head: nn.Module, query: torch.Tensor, cand: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor:
-    """One query's real token states (m, d) against B zero-padded candidates (B, n, d) with mask (B, n) -> (B,)."""
+def run_head(head: nn.Module, dtype: torch.dtype, *inputs: torch.Tensor) -> torch.Tensor:
+    """``head(*inputs)`` in float32, or under ``torch.autocast`` in ``dtype`` (bfloat16: matrix products in bf16,
+    norms and softmax in float32); float32 scores either way."""
+    if dtype == torch.float32:
+        return head(*inputs)
+    with torch.autocast(inputs[0].device.type, dtype=dtype):
+        return head(*inputs).float()
+
+
+def score_candidates(
+    head: nn.Module,
+    query: torch.Tensor,
+    cand: torch.Tensor,
+    cand_mask: torch.Tensor,
+    *,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    """One query's real token states (m, d) against B zero-padded candidates (B, n, d) with mask (B, n) -> (B,);
+    the head runs in ``dtype`` (see :func:`run_head`)."""
     query_mask = torch.ones(query.shape[0], dtype=torch.bool, device=query.device)
     if head_kind(head) == "states":
-        return head(query, query_mask, cand, cand_mask)
-    return head(similarity_map(query, cand), query_mask, cand_mask)
+        return run_head(head, dtype, query, query_mask, cand, cand_mask)
+    return run_head(head, dtype, similarity_map(query, cand), query_mask, cand_mask)
 
 
-def score_packed(head: nn.Module, query: torch.Tensor, packed: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """One query (m, d) against B candidates given as packed real-token rows (T, d) (any float dtype, e.g. fp16
-    rows of a store) and their (B, L) mask -> (B,). A map head never sees a padded copy of the states."""
+def score_packed(
+    head: nn.Module,
+    query: torch.Tensor,
+    packed: torch.Tensor,
+    mask: torch.Tensor,
+    *,
+    query_mask: torch.Tensor | None = None,
+    sizes: Sequence[int] | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    """Candidates given as packed real-token rows (T, d) (any float dtype, e.g. fp16 rows of a store) with their
+    (B, L) mask -> (B,) scores. A map head never sees a padded copy of the states.
+
+    ``query`` is one query (m, d) for all B candidates, or G zero-padded queries (G, m, d) with ``query_mask``
+    (G, m), query g scored against ``sizes[g]`` consecutive candidates (several queries in one pass).
+    ``dtype`` float32 is exact; bfloat16 multiplies the map in reduced precision
+    (``simmap.reduced_product_dtype``) and runs the head under bf16 autocast (:func:`run_head`)."""
+    queries = query[None] if query.dim() == 2 else query
+    if query_mask is None:
+        query_mask = torch.ones(queries.shape[:2], dtype=torch.bool, device=query.device)
+    sizes = [mask.shape[0]] if sizes is None else list(sizes)
+    per_candidate = torch.tensor(sizes, device=query.device)
+    cand_query_mask = query_mask.repeat_interleave(per_candidate, dim=0)  # (B, m)
     if head_kind(head) == "states":
         cand = torch.zeros((*mask.shape, packed.shape[1]), dtype=query.dtype, device=query.device)
         cand[mask] = packed.to(query.device, query.dtype)
-        return score_candidates(head, query, cand, mask)
-    query_mask = torch.ones(query.shape[0], dtype=torch.bool, device=query.device)
-    return head(similarity_map_packed(query, packed, mask), query_mask, mask)
+        cand_query = queries.repeat_interleave(per_candidate, dim=0)
+        return run_head(head, dtype, cand_query, cand_query_mask, cand, mask)
+    product = torch.float32 if dtype == torch.float32 else reduced_product_dtype(packed.dtype, query.device)
+    sim = similarity_map_packed(queries, packed, mask, sizes=sizes, dtype=product)
+    return run_head(head, dtype, sim, cand_query_mask, mask)
 
 
 def score_aligned(

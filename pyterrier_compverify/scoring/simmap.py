@@ -7,6 +7,7 @@ M[b, i, j] = <q_bi, c_bj>; padded cells are exactly 0 and heads mask them as eac
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -100,34 +101,72 @@ def similarity_map_pairwise(query: torch.Tensor, cand: torch.Tensor) -> torch.Te
 
 
 def similarity_map_packed(
-    query: torch.Tensor, packed: torch.Tensor, mask: torch.Tensor, *, block: int = 2048
+    query: torch.Tensor,
+    packed: torch.Tensor,
+    mask: torch.Tensor,
+    *,
+    sizes: Sequence[int] | None = None,
+    dtype: torch.dtype | None = None,
+    block: int = 2048,
 ) -> torch.Tensor:
-    """One query against B candidates whose real token rows are packed (no padded copy of the states).
+    """Queries against candidates whose real token rows are packed (no padded copy of the states).
 
-    On a CPU, converting fp16 rows block by block and multiplying while they sit in cache is several times faster
-    than padding first.
+    The product runs in ``dtype`` (default: the query's). In float32, fp16 rows are converted block by block and
+    multiplied while they sit in cache (several times faster than padding first on a CPU); in float16 the stored
+    fp16 rows are multiplied as they are (see :func:`reduced_product_dtype`). The map itself is float32.
 
     Args:
-        query: (m, d) float token states. packed: (T, d) rows of the B candidates in batch order, any float dtype
-            (fp16 from a store). mask: (B, L) boolean, ``mask.sum() == T``, real tokens first in each row.
+        query: (m, d) float token states of one query for all B candidates, or (G, m, d) zero-padded states of
+            G queries, query g against ``sizes[g]`` consecutive candidates. packed: (T, d) rows of the B
+            candidates in batch order, any float dtype (fp16 from a store). mask: (B, L) boolean,
+            ``mask.sum() == T``, real tokens first in each row.
 
     Returns:
-        (B, m, L) map, 0 in padded cells; equal to ``similarity_map(query, padded)``.
+        (B, m, L) float32 map, 0 in padded cells; equal to ``similarity_map(query, padded)`` for one query.
 
     >>> q = torch.tensor([[1.0, 0.0]]); rows = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
     >>> similarity_map_packed(q, rows, torch.tensor([[True, True], [True, False]])).tolist()
     [[[1.0, 0.0]], [[0.5, 0.0]]]
     """
-    m = query.shape[0]
-    padded = query.new_zeros((-(-m // 8) * 8, query.shape[1]))  # BLAS is up to 2x faster on multiples of 8
-    padded[:m] = query
-    sims = torch.empty((packed.shape[0], padded.shape[0]), dtype=query.dtype, device=query.device)
-    for start in range(0, packed.shape[0], block):
-        chunk = packed[start : start + block].to(query.device, query.dtype)
-        torch.mm(chunk, padded.T, out=sims[start : start + block])
-    sim = torch.zeros((*mask.shape, m), dtype=query.dtype, device=query.device)
-    sim[mask] = sims[:, :m]
-    return sim.transpose(1, 2)
+    queries = query[None] if query.dim() == 2 else query
+    groups, m, d = queries.shape
+    dtype = dtype or query.dtype
+    padded = queries.new_zeros((groups, -(-m // 8) * 8, d), dtype=dtype)  # BLAS: up to 2x faster on multiples of 8
+    padded[:, :m] = queries
+    sizes = [mask.shape[0]] if sizes is None else list(sizes)
+    if len(sizes) != groups or sum(sizes) != mask.shape[0]:
+        raise ValueError(f"similarity_map_packed: {groups} queries for candidate groups of sizes {sizes}")
+    token_ends = np.concatenate([[0], np.cumsum(mask.sum(1).cpu().numpy())])
+    bounds = token_ends[np.concatenate([[0], np.cumsum(sizes)])].tolist()  # each query's rows in ``packed``
+    sims = torch.empty((packed.shape[0], padded.shape[1]), dtype=dtype, device=query.device)
+    for g, (first, last) in enumerate(zip(bounds[:-1], bounds[1:])):
+        for start in range(first, last, block):
+            stop = min(start + block, last)
+            torch.mm(packed[start:stop].to(query.device, dtype), padded[g].T, out=sims[start:stop])
+    sim = torch.zeros((mask.numel(), m), dtype=torch.float32, device=query.device)
+    sim.index_copy_(0, mask.reshape(-1).nonzero()[:, 0].to(query.device), sims[:, :m].float())
+    return sim.reshape(*mask.shape, m).transpose(1, 2)
+
+
+@functools.cache
+def _cpu_flags() -> frozenset[str]:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return frozenset(next((line for line in f if line.startswith("flags")), "").split())
+    except OSError:
+        return frozenset()
+
+
+def reduced_product_dtype(rows_dtype: torch.dtype, device: torch.device | str = "cpu") -> torch.dtype:
+    """The dtype of a reduced-precision map product of stored rows: fp16 rows are multiplied as stored (11-bit
+    mantissa, no conversion pass) on a GPU or a CPU with fp16 arithmetic (AVX512-FP16 / AMX-FP16), bf16
+    otherwise (a CPU without fp16 arithmetic runs an fp16 product far slower than bf16).
+
+    >>> reduced_product_dtype(torch.float16, "cuda")
+    torch.float16
+    """
+    native_fp16 = torch.device(device).type != "cpu" or bool(_cpu_flags() & {"avx512_fp16", "amx_fp16"})
+    return torch.float16 if rows_dtype == torch.float16 and native_fp16 else torch.bfloat16
 
 
 def map_features(

@@ -6,8 +6,9 @@ import torch
 from torch import nn
 
 from ..registry import HeadSpec, register_head
-from ..simmap import batch_mask, map_features, patch_grid
-from .cls_attention import NormedEmbeddedRows, NormedRows, PatchSpace, cls_only_layer
+from ..simmap import batch_mask
+from .cls_attention import NormedRows, cls_only_layer
+from .patch_embedding import factorised_patch_embedding, plain_patch_embedding
 
 
 class MapTransformerHead(nn.Module):
@@ -15,7 +16,9 @@ class MapTransformerHead(nn.Module):
     fixed 128 x 128), a linear patch embedding to ``dim``, a learned [CLS] and factorised row/column positions,
     pre-norm Transformer layer(s) with tiles holding no valid pair masked out, an MLP on [CLS], tanh.
     (B, m, n) map -> (B,) scores in [-1, 1]. Without gradients (inference) the last layer computes [CLS] only,
-    with the same result (see ``cls_attention``); ``cls_only = False`` runs the full layer instead."""
+    with the same result (see ``cls_attention``); ``cls_only = False`` runs the full layer instead. The patch
+    embedding is taken without forming the tiles' row-max and column-max channels (``patch_embedding``);
+    ``factorised = False`` forms them (the reference, same scores up to float rounding)."""
 
     kind = "map"
 
@@ -34,27 +37,32 @@ class MapTransformerHead(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(dim, dim // 4), nn.GELU(), nn.Linear(dim // 4, 1))
         nn.init.normal_(self.cls, std=0.02)
         self.cls_only = True  # without gradients, compute only [CLS] in the last layer (same scores, faster)
+        self.factorised = True  # the patch embedding without 3 x p x p tiles (same scores, faster; see patch_embedding)
 
     def forward(self, sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor:
-        query_mask = batch_mask(query_mask, sim.shape[0])
-        x, valid = map_features(sim, query_mask, cand_mask)
-        tiles, tile_valid, (rows, cols) = patch_grid(x, valid, self.patch)  # (B, T, 3*p*p), (B, T)
+        b, m, n = sim.shape
+        rows, cols = -(-m // self.patch), -(-n // self.patch)
         if rows > self.row_pos.num_embeddings or cols > self.col_pos.num_embeddings:
             raise ValueError(f"map of {rows}x{cols} tiles exceeds max_grid={self.row_pos.num_embeddings}")
-        cls = self.cls.expand(tiles.shape[0], 1, -1)
+        embedding = factorised_patch_embedding if self.factorised else plain_patch_embedding
+        x, keep = embedding(sim, batch_mask(query_mask, b), cand_mask, self.embed.weight, self.patch)
+        x = (x + self._offsets(rows, cols).reshape(rows, cols, -1)).reshape(b, rows * cols, -1)  # (B, T, dim)
+        keep = keep.reshape(b, rows * cols)
         layers = self.encoder.layers
-        full = torch.is_grad_enabled() or not self.cls_only  # else inference: the last layer computes [CLS] only
-        if not full and len(layers) == 1:  # one layer: the tiles' states are never formed
-            rest = NormedEmbeddedRows(layers[0].norm1, tiles, self._patch_space(rows, cols))
-            return self._score(cls_only_layer(layers[0], cls[:, 0], rest, tile_valid))
-        h = torch.cat([cls, tiles @ self.embed.weight.T + self._offsets(rows, cols)], dim=1)
-        keep = torch.cat([torch.ones_like(tile_valid[:, :1]), tile_valid], dim=1)
-        if full:
-            return self._score(self.encoder(h, src_key_padding_mask=~keep)[:, 0])
-        for layer in layers[:-1]:
-            h = layer(h, src_key_padding_mask=~keep)
-        rest = NormedRows(layers[-1].norm1, h[:, 1:])
-        return self._score(cls_only_layer(layers[-1], h[:, 0], rest, tile_valid))
+        if torch.is_grad_enabled() or not self.cls_only:
+            h = torch.cat([self.cls.expand(b, 1, -1), x], dim=1)
+            return self._score(self.encoder(h, src_key_padding_mask=~self._with_cls(keep))[:, 0])
+        first = self.cls[:, 0]  # (1, dim): one [CLS] for every candidate, its terms computed once
+        if len(layers) > 1:
+            h = torch.cat([self.cls.expand(b, 1, -1), x], dim=1)
+            for layer in layers[:-1]:
+                h = layer(h, src_key_padding_mask=~self._with_cls(keep))
+            first, x = h[:, 0], h[:, 1:]
+        return self._score(cls_only_layer(layers[-1], first, NormedRows(layers[-1].norm1, x), keep))
+
+    @staticmethod
+    def _with_cls(keep: torch.Tensor) -> torch.Tensor:
+        return torch.cat([torch.ones_like(keep[:, :1]), keep], dim=1)
 
     def _score(self, cls: torch.Tensor) -> torch.Tensor:
         return torch.tanh(self.mlp(self.norm(cls))).squeeze(-1)
@@ -65,25 +73,6 @@ class MapTransformerHead(nn.Module):
         grid_r = torch.arange(rows, device=device).repeat_interleave(cols)
         grid_c = torch.arange(cols, device=device).repeat(rows)
         return self.embed.bias + self.row_pos(grid_r) + self.col_pos(grid_c)
-
-    def _patch_space(self, rows: int, cols: int) -> PatchSpace:
-        """The inference-time :class:`PatchSpace` of a grid, kept while the weights are unchanged (any in-place
-        update, from an optimiser step or ``load_state_dict``, bumps a parameter's version)."""
-        params = (self.embed.weight, self.embed.bias, self.row_pos.weight, self.col_pos.weight)
-        key = (
-            rows,
-            cols,
-            self.embed.weight.device,
-            self.embed.weight.dtype,
-            *(p._version for p in params),
-            *(id(p) for p in params),
-        )
-        cache = self.__dict__.setdefault("_patch_spaces", {})
-        if key not in cache:
-            if len(cache) > 64:
-                cache.clear()
-            cache[key] = PatchSpace(self.embed.weight, self._offsets(rows, cols))
-        return cache[key]
 
 
 register_head(
