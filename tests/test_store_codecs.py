@@ -12,6 +12,7 @@ import torch
 import pyterrier_compverify as cv
 from pyterrier_compverify import CorruptStoreError, TokenStore
 from pyterrier_compverify.scoring import build_head
+from pyterrier_compverify.store_codecs import decode_pq_numpy
 
 pytest.importorskip("faiss", reason="the pq codec trains with faiss: pip install faiss-cpu")
 
@@ -51,11 +52,24 @@ def test_pq_round_trip_keeps_cosines(stores, tiny_encoder):
     assert cosines.mean() < 0.9999  # lossy: the test would notice a codec that stored fp16 under another name
 
 
+def test_pq_decodes_alike_with_and_without_faiss(stores):
+    store = TokenStore(stores["pq"].path)
+    store._load()
+    pq = store._states.codec
+    codes = np.asarray(store._states.arrays["codes.pq"][:50])
+    np.testing.assert_allclose(pq._quantiser().decode(codes), decode_pq_numpy(pq.centroids, codes), atol=1e-6)
+
+
 def test_metadata_records_codec_and_loads_through_pt_artifact(stores):
     assert stores["fp16"].codec == {"name": "fp16"} and stores["int8"].codec == {"name": "int8"}
     assert stores["pq"].codec == {"name": "pq", "m": 8, "nbits": 8, "sample": 65536, "seed": 0, "normalise": True}
     meta = json.loads((stores["pq"].path / "pt_meta.json").read_text())
-    assert meta["format"] == "pq" and set(meta["sha256"]) == {"codes.pq", "pq_centroids.npy", "offsets.npy", "docnos.npids"}
+    assert meta["format"] == "pq" and set(meta["sha256"]) == {
+        "codes.pq",
+        "pq_centroids.npy",
+        "offsets.npy",
+        "docnos.npids",
+    }
     for store in stores.values():
         loaded = pt.Artifact.load(str(store.path))
         assert isinstance(loaded, TokenStore) and loaded.codec == store.codec and len(loaded) == len(DOCS)
@@ -134,7 +148,9 @@ def test_padded_and_packed_states_decode_alike(stores):
     ],
 )
 def test_damaged_codec_file_names_it(stores, tmp_path, codec, file, damage, match):
-    copy = stores["fp16"].recode(tmp_path / "c.tokens", codec={"int8": "int8", "pq": {"name": "pq", "m": 8}}[codec], verbose=False)
+    copy = stores["fp16"].recode(
+        tmp_path / "c.tokens", codec={"int8": "int8", "pq": {"name": "pq", "m": 8}}[codec], verbose=False
+    )
     path = copy.path / file
     if damage == "truncate":
         path.write_bytes(path.read_bytes()[:-3])
