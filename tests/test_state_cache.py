@@ -27,7 +27,10 @@ ROWS = pd.DataFrame(
 )
 
 
-def test_cached_final_states_are_the_served_states(tmp_path, tiny_encoder):
+def test_cached_final_states_are_the_served_states(tmp_path, tiny_model_dir):
+    from pyterrier_compverify import TokenEncoder
+
+    tiny_encoder = TokenEncoder(tiny_model_dir, max_length=16, device="cpu", dtype="fp32")  # an fp32 cache
     cache = StateCache.build(tiny_encoder, TEXTS, tmp_path, verbose=False)
     states, mask = cache.padded(torch.tensor([3, 0, 2]))
     expected = tiny_encoder.encode(TEXTS).token_states
@@ -38,6 +41,30 @@ def test_cached_final_states_are_the_served_states(tmp_path, tiny_encoder):
     again = StateCache.build(tiny_encoder, TEXTS, tmp_path, verbose=False)  # reopened, not recomputed
     assert isinstance(again.packed, type(cache.packed)) or again.packed.shape == cache.packed.shape
     assert len(list(tmp_path.iterdir())) == 1
+
+
+def test_a_new_pool_copies_the_texts_another_cache_holds(tmp_path, tiny_encoder, monkeypatch):
+    from pyterrier_compverify.training import state_cache
+
+    first = StateCache.build(tiny_encoder, TEXTS, tmp_path, verbose=False)
+    encoded = []
+    real = state_cache._states
+    monkeypatch.setattr(state_cache, "_states", lambda enc, texts, *a: encoded.extend(texts) or real(enc, texts, *a))
+    pool = [TEXTS[1], "a new text about a cell", TEXTS[3]]
+    second = StateCache.build(tiny_encoder, pool, tmp_path, verbose=False)
+    assert encoded == ["a new text about a cell"]  # only the text no cache held was encoded
+    for j, i in ((0, 1), (2, 3)):
+        mine = second.packed[second.offsets[j] : second.offsets[j + 1]]
+        theirs = first.packed[first.offsets[i] : first.offsets[i + 1]]
+        assert (mine == theirs).all()
+    fresh = StateCache.build(tiny_encoder, pool, tmp_path / "alone", verbose=False)
+    assert (fresh.offsets == second.offsets).all()
+    torch.testing.assert_close(
+        torch.from_numpy(fresh.packed.astype("float32")),
+        torch.from_numpy(second.packed.astype("float32")),
+        atol=2e-3,
+        rtol=0,
+    )
 
 
 def test_top_layer_over_cached_hidden_states_equals_the_encoder(tmp_path, tiny_encoder):

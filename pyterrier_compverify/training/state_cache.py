@@ -54,37 +54,67 @@ class StateCache:
         bf16: bool = False,
         verbose: bool = True,
     ) -> StateCache:
-        """Encode ``texts`` once into ``folder/<key>/`` (or open it when it is there already)."""
+        """Encode ``texts`` once into ``folder/<key>/`` (or open it when it is there already). Texts that another
+        cache in ``folder`` holds for the same encoder, k and dtype are copied from it, not encoded again."""
         texts = check_texts(texts, "training text")
         digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
-        path = Path(folder) / f"{encoder.spec.key}-top{top_layers}-{'bf16' if bf16 else 'fp32'}-{digest}"
+        kind = f"{encoder.spec.key}-top{top_layers}-{'bf16' if bf16 else 'fp32'}"
+        path = Path(folder) / f"{kind}-{digest}"
         if (path / "meta.json").exists():
             return cls(np.load(path / "states.npy", mmap_mode="r"), np.load(path / "offsets.npy"))
-        lengths, chunks = [], []
-        order = np.argsort(-encoder.token_lengths(texts), kind="stable")
-        starts = range(0, len(texts), batch_size)
-        states_of = {}
-        for start in pt.tqdm(starts, desc=f"caching states (top_layers={top_layers})", disable=not verbose):
+        hashes = text_hashes(texts)
+        states_of = _cached_elsewhere(hashes, Path(folder).glob(f"{kind}-*"))
+        todo = np.array([i for i in range(len(texts)) if i not in states_of], dtype=np.int64)
+        order = todo[np.argsort(-encoder.token_lengths([texts[i] for i in todo]), kind="stable")] if len(todo) else todo
+        starts = range(0, len(order), batch_size)
+        desc = f"caching states (top_layers={top_layers}; {len(states_of)} of {len(texts)} reused)"
+        for start in pt.tqdm(starts, desc=desc, disable=not verbose):
             idx = order[start : start + batch_size]
             for i, states in zip(idx, _states(encoder, [texts[i] for i in idx], top_layers, bf16)):
                 states_of[int(i)] = states
-        for i in range(len(texts)):
-            chunks.append(states_of.pop(i))
-            lengths.append(chunks[-1].shape[0])
+        chunks = [states_of.pop(i) for i in range(len(texts))]
         offsets = np.zeros(len(texts) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
+        np.cumsum([c.shape[0] for c in chunks], out=offsets[1:])
         packed = np.concatenate(chunks).astype(np.float16)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}-", dir=path.parent))
         try:
             np.save(tmp / "states.npy", packed)
             np.save(tmp / "offsets.npy", offsets)
+            np.save(tmp / HASHES_FILE, hashes)
             meta = {"encoder": encoder.spec.to_dict(), "top_layers": top_layers, "texts": len(texts), "bf16": bf16}
             (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
             os.replace(tmp, path)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         return cls(packed, offsets)
+
+
+HASHES_FILE = "text_hashes.npy"
+
+
+def text_hashes(texts: list[str]) -> np.ndarray:
+    """(N,) uint64: the first 8 bytes of each text's blake2b digest (what a cache records of its texts)."""
+    return np.array(
+        [int.from_bytes(hashlib.blake2b(t.encode(), digest_size=8).digest(), "little") for t in texts], dtype=np.uint64
+    )
+
+
+def _cached_elsewhere(hashes: np.ndarray, folders) -> dict[int, np.ndarray]:
+    """Position in ``hashes`` -> (n, d) float32 states, for the texts that complete caches in ``folders`` hold
+    (caches of the same encoder, k and dtype, with their text hashes recorded)."""
+    found: dict[int, np.ndarray] = {}
+    wanted = {int(h): i for i, h in enumerate(hashes)}
+    for folder in folders:
+        if not (folder / "meta.json").exists() or not (folder / HASHES_FILE).exists():
+            continue
+        theirs = np.load(folder / HASHES_FILE)
+        packed, offsets = np.load(folder / "states.npy", mmap_mode="r"), np.load(folder / "offsets.npy")
+        for j, h in enumerate(theirs.tolist()):
+            i = wanted.get(h)
+            if i is not None and i not in found:
+                found[i] = np.asarray(packed[offsets[j] : offsets[j + 1]], dtype=np.float32)
+    return found
 
 
 def _states(encoder: TokenEncoder, texts: list[str], top_layers: int, bf16: bool) -> list[np.ndarray]:
