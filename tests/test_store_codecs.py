@@ -83,7 +83,7 @@ def test_bytes_per_token(stores):
     assert sizes["int8"]["states.i8"] + sizes["int8"]["scales.f32"] == num_tokens * (32 + 4)
     assert sizes["pq"]["codes.pq"] == num_tokens * 8
     assert "states.f16" not in sizes["int8"] and "states.f16" not in sizes["pq"]
-    assert cv.store_codecs.resolve_codec("pq").bytes_per_token(384) == 128
+    assert cv.store_codecs.resolve_codec("pq").bytes_per_token(384) == 96
 
 
 def test_recode_equals_indexing_with_the_codec(stores, tmp_path):
