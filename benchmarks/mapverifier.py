@@ -1,11 +1,18 @@
-"""Benchmark: MapVerifier (F4) reranking of the dense top-100 on SciFact from a TokenStore, against the paper's
-loop (the query re-encoded for every candidate, every map padded to a fixed 128 x 128). One run, same weights;
-the store path is also timed with the full last F4 layer instead of the [CLS]-only one, and with the query's
-token states taken from the first stage (``encoder.query_token_encoder()``: one forward pass gives the dense
-retriever its pooled vector and the reranker its token states, so the reranker does not encode the query again;
-the first stage's query encoding is timed both ways).
+"""Benchmark: MapVerifier (F4, the packaged weights and serving form) reranking SciFact test's dense top-k from a
+TokenStore, query token states shared with the first stage, at depths 10 / 100 / 1000. In one run, interleaved
+(A, B, A, B, ...), best of ``--rounds`` with every round shown:
 
-    COMPVERIFY_DATA=/path/to/data python benchmarks/mapverifier.py [--verifier DIR] [--loop-queries 3]
+- ``fp32``: ``MapVerifier(store=...)``, exact (the default);
+- ``bf16``: ``dtype="bfloat16"`` (map product in reduced precision, head under bf16 autocast);
+- ``plain_f4``: the same reranker with F4's tiles formed (``head.factorised = False``), fp32;
+- ``plain_maxsim``: plain PyTorch MaxSim over an fp32 corpus padded once in memory (a floor for any map head);
+- the paper's loop (query and candidate encoded for every pair, map padded to 128 x 128, full F4 layers) on
+  ``--loop-queries`` queries of the top 100.
+
+Also: nDCG@10 of fp32 and bf16 over all queries at depth 100, and a torch.profiler table of where the bf16
+reranker's time goes at depth 100.
+
+    OMP_NUM_THREADS=2 COMPVERIFY_DATA=/path/to/data python benchmarks/mapverifier.py [--every 10] [--rounds 3]
 
 Writes benchmarks/results/mapverifier.{md,json}.
 """
@@ -16,112 +23,109 @@ import argparse
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import torch
+from rerank_common import PaddedCorpus, at_depth, conditions, interleave, ndcg10, ratio_cells, scifact_candidates
 
 import pyterrier_compverify as cv
-from pyterrier_compverify.datasets import load_collection
-from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices
 from pyterrier_compverify.reporting import write_table
 
 
-def paper_loop(verifier: cv.MapVerifier, frame, texts: dict, size: int = 128) -> list[float]:
-    """Score each (query, candidate) pair on its own: encode both, pad the map to size x size, full F4 layers."""
+def paper_loop(verifier: cv.MapVerifier, frame: pd.DataFrame, texts: dict, size: int = 128) -> np.ndarray:
+    """Score each (query, candidate) pair on its own: encode both, pad the map to size x size, full F4 layers,
+    the same serving form (MaxSim minus the conditional penalty) as the reranker."""
     encoder, head = verifier.encoder, verifier.head
-    head.cls_only = False
     scores = []
     for row in frame.itertuples():
-        states = encoder.encode([row.query, texts[row.docno]]).token_states
-        q, c = states
+        q, c = encoder.encode([row.query, texts[row.docno]]).token_states
         sim = torch.zeros(1, size, size)
         sim[0, : q.shape[0], : c.shape[0]] = q @ c.T
-        qmask = torch.zeros(1, size, dtype=torch.bool)
-        qmask[0, : q.shape[0]] = True
-        cmask = torch.zeros(1, size, dtype=torch.bool)
-        cmask[0, : c.shape[0]] = True
+        qmask = (torch.arange(size) < q.shape[0])[None]
+        cmask = (torch.arange(size) < c.shape[0])[None]
         with torch.inference_mode():
             scores.append(float(head(sim, qmask, cmask)))
-    return scores
+    return np.array(scores)
 
 
-def score_diff(a: pd.DataFrame, b: pd.DataFrame) -> float:
-    """Largest score difference between two result frames over the same (qid, docno) pairs."""
-    joined = a.merge(b, on=["qid", "docno"], suffixes=("_a", "_b"), validate="one_to_one")
-    return float((joined["score_a"] - joined["score_b"]).abs().max())
+def profile_table(reranker, frame: pd.DataFrame, rows: int = 15) -> str:
+    reranker(frame)
+    with torch.profiler.profile() as prof:
+        reranker(frame)
+    return prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=rows)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--verifier", default=None, help="Verifier folder (default: the packaged MapVerifier)")
-    parser.add_argument("--loop-queries", type=int, default=3)
-    parser.add_argument("--repeats", type=int, default=3, help="timed passes of the store reranker (best kept)")
+    parser.add_argument("--every", type=int, default=10, help="time every n-th query (30 of SciFact's 300)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--loop-queries", type=int, default=2)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "mapverifier"))
     args = parser.parse_args()
     started = time.time()
-    cv.setup_local_data()
-    collection = load_collection("irds:beir/scifact/test")
-    verifier = cv.MapVerifier(args.verifier, device="cpu") if args.verifier else cv.MapVerifier(device="cpu")
-    encoder = verifier.encoder
-    indices = build_indices(collection, encoder, DEFAULT_INDEX_DIR)
-    indices.flex.verbose = False
-    topics = collection.topics()
-    n_queries = topics["qid"].nunique()
-    retriever = indices.flex.retriever(num_results=100, drop_query_vec=True)
-    first_stage_ms = {}
-    for name, query_encoder in (("pooled", encoder.query_encoder()), ("with_tokens", encoder.query_token_encoder())):
-        start = time.perf_counter()
-        encoded = query_encoder(topics)
-        first_stage_ms[name] = 1000 * (time.perf_counter() - start) / n_queries
-    shared = retriever(encoded)  # carries query_toks from the first stage's forward pass
-    candidates = shared.drop(columns=["query_toks"])
+    encoder = cv.TokenEncoder(device="cpu")
+    collection, indices, top = scifact_candidates(encoder, depth=1000)
+    plain = PaddedCorpus(indices.store)
+    fp32 = cv.MapVerifier(encoder=encoder, store=indices.store)
+    bf16 = cv.MapVerifier(encoder=encoder, store=indices.store, dtype="bfloat16")
+    plain_f4 = cv.MapVerifier(encoder=encoder, store=indices.store)
+    plain_f4.head.verifier.factorised = False
+    rows, diffs = [], {}
+    for depth in (10, 100, 1000):
+        frame = at_depth(top, depth, args.every)
+        n = frame["qid"].nunique()
+        fns = {
+            "fp32": lambda f=frame: fp32(f),
+            "bf16": lambda f=frame: bf16(f),
+            "plain_f4": lambda f=frame: plain_f4(f),
+            "plain_maxsim": lambda f=frame: plain.maxsim(f),
+        }
+        for fn in fns.values():
+            fn()  # warm-up: the store's pages in memory
+        times, results = interleave(fns, args.rounds)
+        for name, seconds in times.items():
+            rows.append({"depth": depth, "path": name, "queries": n, "ms_per_query_best": 1000 * min(seconds) / n,
+                         "ms_per_query_rounds": [round(1000 * s / n, 2) for s in seconds]})  # fmt: skip
+        rows.append({"depth": depth, "path": "fp32 / bf16", **ratio_cells(times, "fp32", "bf16")})
+        rows.append({"depth": depth, "path": "plain_f4 / fp32", **ratio_cells(times, "plain_f4", "fp32")})
+        rows.append({"depth": depth, "path": "bf16 / plain_maxsim", **ratio_cells(times, "bf16", "plain_maxsim")})
+        exact = results["fp32"]["score"]
+        diffs[depth] = {
+            f"{k}_vs_fp32_max_abs_diff": float((results[k]["score"] - exact).abs().max()) for k in ("plain_f4", "bf16")
+        }
     texts = {d["docno"]: d["text"] for d in collection.corpus_iter()}
-    fast = cv.MapVerifier(verifier.verifier, encoder=encoder, store=indices.store)
-    fast(candidates)  # warm-up: the store's pages in memory
-    timings, results = {"own": [], "shared": []}, {}
-    for _ in range(args.repeats):  # interleaved, so that a noisy moment hits both
-        for name, frame in (("own", candidates), ("shared", shared)):
-            start = time.perf_counter()
-            results[name] = fast(frame)
-            timings[name].append(1000 * (time.perf_counter() - start) / n_queries)
-    fast_ms, shared_ms = min(timings["own"]), min(timings["shared"])
-    fast_res, shared_res = results["own"], results["shared"]
-    fast.head.cls_only = False  # the same reranker with the full last F4 layer
-    start = time.perf_counter()
-    full_res = fast(candidates)
-    full_ms = 1000 * (time.perf_counter() - start) / n_queries
-    fast.head.cls_only = True
-    few = candidates[candidates["qid"].isin(topics["qid"].iloc[: args.loop_queries])]
-    start = time.perf_counter()
-    loop_scores = paper_loop(verifier, few, texts)
-    loop_ms = 1000 * (time.perf_counter() - start) / args.loop_queries
-    fast_few = fast_res.set_index(["qid", "docno"]).loc[list(zip(few["qid"], few["docno"])), "score"].to_numpy()
-    result = {
-        "verifier": str(verifier.verifier.path),
-        "head_parameters": sum(p.numel() for p in verifier.head.parameters()),
-        "store_ms_per_query": round(fast_ms, 2),
-        "store_ms_per_query_all_passes": [round(t, 2) for t in timings["own"]],
-        "store_shared_query_tokens_ms_per_query": round(shared_ms, 2),
-        "store_shared_query_tokens_all_passes": [round(t, 2) for t in timings["shared"]],
-        "shared_query_tokens_max_abs_score_diff": float(f"{score_diff(fast_res, shared_res):.1e}"),
-        "first_stage_query_encoding_ms_per_query": round(first_stage_ms["pooled"], 2),
-        "first_stage_query_encoding_with_tokens_ms_per_query": round(first_stage_ms["with_tokens"], 2),
-        "store_full_last_layer_ms_per_query": round(full_ms, 2),
-        "cls_only_max_abs_score_diff": float(f"{score_diff(fast_res, full_res):.1e}"),
-        "paper_loop_ms_per_query": round(loop_ms, 1),
-        "speedup": round(loop_ms / fast_ms, 1),
-        "speedup_shared_query_tokens": round(loop_ms / shared_ms, 1),
-        "loop_queries": args.loop_queries,
-        "max_abs_score_diff": round(float(abs(fast_few - loop_scores).max()), 5),
-    }
-    table = pd.DataFrame(list(result.items()), columns=["measurement", "value"]).astype(str)
-    write_table(
-        table,
-        Path(args.out),
-        "MapVerifier from a TokenStore vs the paper's per-pair 128x128 loop",
-        encoder,
-        time.time() - started,
+    few = at_depth(top, 100, 1)
+    few = few[few["qid"].isin(few["qid"].drop_duplicates().iloc[: args.loop_queries])]
+    loop_times, loop_results = interleave(
+        {"paper_loop": lambda: paper_loop(fp32, few, texts), "bf16": lambda: bf16(few)}, args.rounds
     )
-    print(table.to_markdown(index=False))
+    loop_ms = [1000 * s / args.loop_queries for s in loop_times["paper_loop"]]
+    loop_diff = float(np.abs(loop_results["paper_loop"] - fp32(few)["score"].to_numpy()).max())
+    full = at_depth(top, 100, 1)
+    qrels = collection.qrels()
+    quality = {"ndcg10_fp32": ndcg10(fp32(full), qrels), "ndcg10_bf16": ndcg10(bf16(full), qrels)}
+    table = pd.DataFrame(rows)
+    summary = {
+        **conditions(),
+        **{f"depth{d}_{k}": v for d, kv in diffs.items() for k, v in kv.items()},
+        "paper_loop_ms_per_query_rounds": [round(x, 1) for x in loop_ms],
+        "paper_loop / bf16 (same rounds)": ratio_cells(loop_times, "paper_loop", "bf16"),
+        "paper_loop_vs_fp32_max_abs_diff": loop_diff,
+        **quality,
+    }
+    profile = profile_table(bf16, at_depth(top, 100, args.every))
+    markdown = (
+        table.to_markdown(index=False, floatfmt=".2f")
+        + "\n\n"
+        + pd.DataFrame(list(summary.items()), columns=["measurement", "value"]).astype(str).to_markdown(index=False)
+        + "\n\nWhere the bf16 reranker's time goes (depth 100, torch.profiler, self CPU):\n\n```\n"
+        + profile
+        + "\n```\n"
+    )
+    table = pd.concat([table, pd.DataFrame([{"path": k, "value": str(v)} for k, v in summary.items()])])
+    write_table(table.astype(str), Path(args.out), "MapVerifier from a TokenStore: fp32, bf16, plain F4, plain MaxSim,"
+                " the paper's loop", encoder, time.time() - started, markdown=markdown)  # fmt: skip
+    print(markdown)
 
 
 if __name__ == "__main__":

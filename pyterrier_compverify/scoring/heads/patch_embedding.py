@@ -2,12 +2,13 @@
 
 Inside a p x p tile (I, J) the row-max channel is a_r * k_s (a_r: the row max of the tile's row r, zero on
 padded query rows; k_s: 1 where column s is a real candidate token) and the column-max channel is q_r * b_s.
-Their share of the patch embedding E p + bias is therefore W_R(k) a_I + W_C(q) b_J, where W_R(k) sums E's
-row-max weights over the columns that ``k`` keeps (likewise W_C). A tile's row pattern k is one of at most
-2^p bit patterns and a batch holds only a few (all ones inside a candidate, one prefix at its end, all zeros
-past it), so each (pattern, row block) product is computed once and gathered. Only the map channel is cut
-into tiles: p*p values per tile instead of 3*p*p, and the (B, 3, m, n) features never exist. The result is
-the same as the plain embedding (:func:`plain_patch_embedding`) up to float rounding.
+Their share of the patch embedding is therefore W_R(k) a_I + W_C(q) b_J, where W_R(k) sums E's row-max
+weights over the columns that the tile's column pattern k keeps (likewise W_C over rows). A pattern is one of at
+most 2^p bit patterns and a batch holds only a few (all ones inside a candidate, one at its end, all zeros past
+it), so a tile's input is its p*p map values, then a_I in the slot of its column pattern and b_J in the slot of
+its row pattern: p*p + p*(U_c + U_q) values (80-96 for p = 8) instead of 3*p*p, one matrix product, and the
+(B, 3, m, n) features never exist. The result equals the plain embedding (:func:`plain_patch_embedding`) up to
+float rounding, gradients included.
 """
 
 from __future__ import annotations
