@@ -21,19 +21,17 @@ Writes benchmarks/results/cold.{md,json}.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
-from interleaved import interleave, load_average, ratio, spread
+from interleaved import interleave, load_average, ratio, spread, write_results
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets import load_collection
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices
-from pyterrier_compverify.reporting import write_table
 from pyterrier_compverify.scoring import build_head, score_aligned
 from pyterrier_compverify.scoring.simmap import normalise_states
 
@@ -160,18 +158,14 @@ def main() -> None:
         f"{load_before} / {load_after}. Against the fp32 paper loop F1: {compare('MaxSim bf16', f1)}; "
         f"{compare('MaxSim fp32', f1_fp32)}."
     )
-    write_table(
+    write_results(
         table,
         Path(args.out),
         "Cold reranking (no store) of the dense top 100 against the paper's loop",
         bf16,
-        time.time() - started,
-        markdown=table.to_markdown(index=False) + "\n\n" + notes,
+        started,
+        notes,
     )
-    stem = Path(args.out).with_suffix(".json")
-    stem.write_text(json.dumps({**json.loads(stem.read_text()), "notes": notes}, indent=2) + "\n")
-    print(table.to_markdown(index=False))
-    print(notes)
 
 
 if __name__ == "__main__":

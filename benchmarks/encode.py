@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import shutil
 import tempfile
 import time
@@ -31,12 +30,11 @@ from pathlib import Path
 
 import pandas as pd
 import torch
-from interleaved import interleave, load_average, ratio, spread
+from interleaved import interleave, load_average, ratio, spread, write_results
 from pyterrier_dr import FlexIndex
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets import load_collection
-from pyterrier_compverify.reporting import write_table
 
 
 def min_cosine(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -124,19 +122,9 @@ def main() -> None:
         f"Load average before / after: {load_before} / {load_after}. Token states bf16 vs fp32: cosine min "
         f"{states['min']:.6f}, mean {states['mean']:.6f}."
     )
-    write_table(
-        table,
-        Path(args.out),
-        "Encoding throughput against SentenceTransformer.encode fp32",
-        bf16,
-        time.time() - started,
-        markdown=table.to_markdown(index=False) + "\n\n" + notes,
+    write_results(
+        table, Path(args.out), "Encoding throughput against SentenceTransformer.encode fp32", bf16, started, notes
     )
-    stem = Path(args.out).with_suffix(".json")
-    report = json.loads(stem.read_text())
-    stem.write_text(json.dumps({**report, "notes": notes}, indent=2) + "\n")
-    print(table.to_markdown(index=False))
-    print(notes)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,21 @@
-"""Interleaved timing for the benchmarks: each round runs every variant once (A, B, C, A, B, C, ...), so load that
-comes and goes hits all of them alike; the best round is the figure, all rounds are the spread, and a ratio is given
-best over best and per round (the same round's pair)."""
+"""Interleaved timing for the benchmarks, and their result files.
+
+Each round runs every variant once (A, B, C, A, B, C, ...), so load that comes and goes hits all of them alike; the
+best round is the figure, all rounds are the spread, and a ratio is given best over best and per round (the same
+round's pair).
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from pyterrier_compverify.reporting import write_table
 
 
 def interleave(fns: dict[str, Callable], rounds: int = 3) -> tuple[dict[str, list[float]], dict]:
@@ -35,3 +44,14 @@ def spread(values: list[float], digits: int = 2) -> str:
 def load_average() -> str:
     """The 1-, 5- and 15-minute load averages, as ``uptime`` prints them."""
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def write_results(table: pd.DataFrame, stem: Path, title: str, encoder, started: float, notes: str) -> None:
+    """``stem.md`` / ``stem.json`` (``reporting.write_table``: the command, versions, date) with ``notes`` (the
+    conditions: data, threads, load) under the table, and both printed."""
+    elapsed = time.time() - started
+    write_table(table, stem, title, encoder, elapsed, markdown=table.to_markdown(index=False) + "\n\n" + notes)
+    path = Path(stem).with_suffix(".json")
+    path.write_text(json.dumps({**json.loads(path.read_text()), "notes": notes}, indent=2) + "\n")
+    print(table.to_markdown(index=False))
+    print(notes)

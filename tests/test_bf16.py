@@ -162,6 +162,7 @@ def test_bf16_keeps_dense_and_maxsim_ndcg_on_cranfield(minilm, data_dir, tmp_pat
         reranked = cv.MaxSim(enc, store=store)(first)
         scores[dtype] = (ndcg10(first, qrels), ndcg10(reranked, qrels))
         pooled[dtype] = torch.from_numpy(np.array(flex.payload(return_docnos=False)[0]))
+    print(f"Cranfield nDCG@10 (dense, dense >> MaxSim): {scores}")  # shown with pytest -s
     assert cosine(pooled["bf16"], pooled["fp32"]).min().item() >= 0.999
     for fp32_score, bf16_score in zip(scores["fp32"], scores["bf16"]):
         assert abs(fp32_score - bf16_score) < 5e-4, scores
