@@ -42,7 +42,8 @@ class BiEncoder(TokenEncoder):
     Example::
 
         model = cv.BiEncoder()                                # all-MiniLM-L6-v2, or a trained folder / hub name
-        model.index(dataset.get_corpus_iter(), "scifact.index", mode="reuse")
+        docs = ({"docno": d["docno"], "text": f"{d['title']} {d['text']}"} for d in dataset.get_corpus_iter())
+        model.index(docs, "scifact.index", mode="reuse")
         dense = model.retriever("scifact.index")
         pipeline = dense % 100 >> cv.MapVerifier()            # or cv.MaxSim(model)
     """
