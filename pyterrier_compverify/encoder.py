@@ -214,7 +214,7 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
         verbose = self.verbose if verbose is None else verbose
         pooled = torch.empty((len(texts), self.dim), dtype=torch.float32)
         states: list[torch.Tensor | None] = [None] * len(texts)
-        bar = pt.tqdm(total=len(texts), desc=f"encoding {what}s", unit=what, disable=not verbose)
+        bar = pt.tqdm(total=len(texts), desc=f"encoding {_plural(what)}", unit=what, disable=not verbose)
         for chunk_start in range(0, len(texts), TOKENISE_CHUNK):
             chunk = texts[chunk_start : chunk_start + TOKENISE_CHUNK]
             features = self.model.preprocess(chunk)
@@ -303,3 +303,12 @@ class CheckedQueryEncoder(pyterrier_dr.BiQueryEncoder):
         if "query" in inp.columns:
             check_texts(inp["query"], "query")
         return super().transform(inp)
+
+
+def _plural(noun: str) -> str:
+    """The plural of a bar's unit.
+
+    >>> _plural("query"), _plural("document")
+    ('queries', 'documents')
+    """
+    return noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
