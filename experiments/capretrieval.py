@@ -49,43 +49,63 @@ GENERALISATION = ["irds:beir/scifact/test", "irds:cranfield"]
 MEASURES = [nDCG @ 10, nDCG @ 1, nDCG @ 5, RR @ 10, Success @ 10]
 
 
+IN_DOMAIN = {"coco": "in-domain (COCO captions)", "flickr8k": "in-domain (Flickr8k train captions)"}
+OUT_OF_DOMAIN = "out-of-domain (SciFact + Vaswani)"
+
+
 def pools(args, test_texts: list[str]) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
-    """name -> (passages after the leakage filter, human SM queries)."""
-    coco = sugarcrepe_captions()
-    scifact = pd.DataFrame(  # abstracts without their titles, which serve as SM queries
-        [{"docno": d["docno"], "title": d["title"], "text": d["text"]}
-         for d in load_collection("irds:beir/scifact/test").dataset.get_corpus_iter(verbose=False)]
-    )  # fmt: skip
-    vaswani = pd.DataFrame(list(load_collection("vaswani").corpus_iter()))
-    rng = np.random.default_rng(args.seed)
-    half = args.ood_passages // 2
-    ood = pd.concat(
-        [
-            scifact.iloc[rng.permutation(len(scifact))[:half]],
-            vaswani.iloc[rng.permutation(len(vaswani))[:half]].assign(docno=lambda f: "vaswani-" + f["docno"]),
-        ],
-        ignore_index=True,
-    )
+    """name -> (passages after the leakage filter, human SM queries), for the pools in ``args.pools``."""
+    wanted = []
+    if "in" in args.pools.split(","):
+        if args.in_domain == "coco":
+            captions = sugarcrepe_captions()
+        else:  # Flickr8k's train split only: its dev and test images stay out of training
+            from pyterrier_compverify.datasets.flickr8k import flickr8k_captions
+
+            frame = flickr8k_captions("train")
+            captions = pd.DataFrame(
+                {"docno": frame["image"] + "#" + frame["caption_id"].astype(str), "text": frame["caption"],
+                 "image": frame["image"]}
+            )  # fmt: skip
+        wanted.append((IN_DOMAIN[args.in_domain], captions, sibling_captions(captions)))
+    if "out" in args.pools.split(","):
+        scifact = pd.DataFrame(  # abstracts without their titles, which serve as SM queries
+            [{"docno": d["docno"], "title": d["title"], "text": d["text"]}
+             for d in load_collection("irds:beir/scifact/test").dataset.get_corpus_iter(verbose=False)]
+        )  # fmt: skip
+        vaswani = pd.DataFrame(list(load_collection("vaswani").corpus_iter()))
+        rng = np.random.default_rng(args.seed)
+        half = args.ood_passages // 2
+        ood = pd.concat(
+            [
+                scifact.iloc[rng.permutation(len(scifact))[:half]],
+                vaswani.iloc[rng.permutation(len(vaswani))[:half]].assign(docno=lambda f: "vaswani-" + f["docno"]),
+            ],
+            ignore_index=True,
+        )
+        wanted.append((OUT_OF_DOMAIN, ood, titles(ood)))
     out = {}
-    for name, passages, human in [
-        ("in-domain (COCO captions)", coco, sibling_captions(coco)),
-        ("out-of-domain (SciFact + Vaswani)", ood, titles(ood)),
-    ]:
+    for name, passages, human in wanted:
         keep = drop_leaking(passages["text"].tolist(), test_texts, threshold=0.6)
         print(f"{name}: {len(passages)} passages, {int((~keep).sum())} dropped by the leakage filter", flush=True)
         out[name] = (passages[keep].reset_index(drop=True), human)
     return out
 
 
+def pool_slug(pool: str) -> str:
+    """A file-name form of a pool's name: ``in-domain (COCO captions)`` -> ``in-domain-coco``."""
+    return pool.split()[0] + ("" if pool == OUT_OF_DOMAIN else "-" + pool.split("(")[1].split()[0].lower())
+
+
 def training_queries(pool: str, passages, human, work: Path) -> dict[str, pd.DataFrame]:
     """strategy -> labelled query rows (SM, KW, SM+KW), cached as JSONL."""
-    path = work / f"queries-{pool.split()[0]}.jsonl"
+    path = work / f"queries-{pool_slug(pool)}.jsonl"
     if path.exists():
         rows = pd.read_json(path, lines=True, dtype={"docno": str})
     else:
-        source = "coco-sibling-caption" if "COCO" in pool else "scifact-title"
-        sm = label_human(human, passages, source=source)
-        kw = generate_queries(passages, KeywordQueries(prefer_concrete="COCO" in pool))
+        captions = pool != OUT_OF_DOMAIN
+        sm = label_human(human, passages, source="sibling-caption" if captions else "scifact-title")
+        kw = generate_queries(passages, KeywordQueries(prefer_concrete=captions))
         rows = pd.concat([sm, kw], ignore_index=True)
         rows.to_json(path, orient="records", lines=True)
     return {"SM": rows[rows.strategy == "SM"], "KW": rows[rows.strategy == "KW"], "SM+KW": rows}
@@ -107,6 +127,7 @@ def train(name: str, rows: pd.DataFrame, work: Path, args, steps: int) -> tuple[
             seed=args.seed,
             save_steps=50,
             no_duplicates=True,
+            bf16=args.bf16,
         )
         train_encoder(pairs, out, config=config, device=args.device)
         info = {
@@ -155,6 +176,9 @@ def main() -> None:
     parser.add_argument("--ood-passages", type=int, default=2000)
     parser.add_argument("--strategies", default="SM,KW,SM+KW")
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--pools", default="in,out", help="in (in-domain captions) and/or out (abstracts)")
+    parser.add_argument("--in-domain", default="coco", choices=sorted(IN_DOMAIN), help="the in-domain caption pool")
+    parser.add_argument("--bf16", action="store_true", help="bf16 autocast in training")
     parser.add_argument("--collections", default=",".join([TARGET, *GENERALISATION]))
     parser.add_argument("--device", default=None)
     parser.add_argument("--work", default=str(DEFAULT_INDEX_DIR / "capretrieval-finetune"))
@@ -170,8 +194,8 @@ def main() -> None:
     for pool, (passages, human) in pools(args, test_texts).items():
         queries = training_queries(pool, passages, human, work)
         for strategy in args.strategies.split(","):
-            tag = f"{'ID' if 'COCO' in pool else 'OOD'} {strategy}"
-            steps = args.steps if "COCO" in pool else args.ood_steps
+            tag = f"{'OOD' if pool == OUT_OF_DOMAIN else 'ID-' + args.in_domain} {strategy}"
+            steps = args.ood_steps if pool == OUT_OF_DOMAIN else args.steps
             models[tag], info = train(tag.replace(" ", "-"), queries[strategy], work, args, steps)
             runs.append({"pool": pool, "strategy": strategy, **info})
     runs = pd.DataFrame(runs)
@@ -183,7 +207,7 @@ def main() -> None:
     delta = (wide - wide.loc["baseline"]).add_suffix(" Δ vs baseline")
     markdown = "\n".join(
         [
-            "## Training runs (ID = in-domain COCO captions, OOD = SciFact + Vaswani abstracts)",
+            "## Training runs (ID = in-domain captions, OOD = SciFact + Vaswani abstracts)",
             "",
             runs.to_markdown(index=False),
             "",

@@ -125,3 +125,24 @@ def test_recipes_on_scifact(data_dir):
     assert abs(structural.mean() - 0.14) < 0.005 and len(b) - structural.sum() == len(a)
     with pytest.raises(ValueError, match="edits"):
         recipe_rows("B", self_supervised=10)
+
+
+def test_bf16_training_runs_in_bf16_and_changes_the_weights(tmp_path, tiny_model_dir):
+    import torch
+
+    seen = []
+    config = EncoderTrainingConfig(steps=2, batch_size=4, save_steps=2, logging_steps=1, max_length=16, bf16=True)
+    rows = mix_rows(RETRIEVAL, structural_triplets(EDITS), share=0.0, total=12)
+    base = cv.TokenEncoder(tiny_model_dir, max_length=16, device="cpu")
+    from transformers import TrainerCallback
+
+    class Dtype(TrainerCallback):  # the dtype the encoder's layers compute in during a training step
+        def on_step_begin(self, args, state, control, model=None, **kwargs):
+            layer = model[0].auto_model.encoder.layer[0].output.dense
+            layer.register_forward_hook(lambda mod, inp, out: seen.append(out.dtype))
+
+    trained = train_encoder(
+        rows, tmp_path / "bf16", model=tiny_model_dir, config=config, verbose=False, device="cpu", callbacks=[Dtype()]
+    )
+    assert torch.bfloat16 in seen
+    assert trained.fingerprint != base.fingerprint

@@ -31,6 +31,7 @@ class EncoderTrainingConfig:
     save_steps: int = 100
     logging_steps: int = 10
     no_duplicates: bool = False  # batches without repeated texts (needed when a passage has many queries)
+    bf16: bool = False  # bf16 autocast for forward and backward (about 3x faster on a CPU with native bf16)
 
     def __post_init__(self):
         if self.steps <= 0 or self.batch_size <= 0 or self.lr <= 0:
@@ -89,6 +90,7 @@ def train_encoder(
         use_cpu=st.device.type == "cpu",
         verbose=verbose,
         batch_sampler=BatchSamplers.NO_DUPLICATES if config.no_duplicates else BatchSamplers.BATCH_SAMPLER,
+        bf16=config.bf16,
     )
     dataset = Dataset.from_pandas(frame[columns].reset_index(drop=True))
     trainer = SentenceTransformerTrainer(
