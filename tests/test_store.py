@@ -146,3 +146,18 @@ def test_similarity_map_from_packed_rows_matches_padded(store, tiny_encoder):
     x, expected_mask = store.padded_states(["d5", "d3", "d1"])
     assert torch.equal(mask, expected_mask)
     torch.testing.assert_close(sim, similarity_map(query, x), atol=1e-5, rtol=1e-5)
+
+
+def test_pickling_a_store_keeps_its_path_not_its_states(store, tiny_encoder):
+    import pickle
+
+    from pyterrier_compverify import MaxSim
+
+    data = pickle.dumps(store)
+    assert len(data) < 2_000 < (store.path / "states.f16").stat().st_size  # the path, not the memory map
+    again = pickle.loads(data)
+    assert again.docnos() == store.docnos()
+    frame = pd.DataFrame({"qid": "q", "query": "dog chases cat", "docno": ["d1", "d2"]})
+    reranker = MaxSim(tiny_encoder, store=store)
+    copy = pickle.loads(pickle.dumps(reranker))
+    np.testing.assert_allclose(copy(frame)["score"], reranker(frame)["score"])
