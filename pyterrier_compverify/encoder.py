@@ -69,7 +69,10 @@ def check_dtype(dtype) -> str:
     """
     name = _DTYPE_ALIASES.get(dtype, dtype)
     if name not in COMPUTE_DTYPES:
-        raise ValueError(f"dtype must be 'bf16' or 'fp32' (None: bf16 on a CPU with native bf16), got {dtype!r}")
+        raise ValueError(
+            f"dtype must be 'bf16' or 'fp32' (or 'float32' / 'bfloat16', or the torch dtypes; None where a default "
+            f"applies), got {dtype!r}"
+        )
     return name
 
 

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from ._device import resolve_device
-from .encoder import TokenEncoder, check_texts
+from .encoder import COMPUTE_DTYPES, TokenEncoder, check_dtype, check_texts
 from .query_tokens import QueryTokens
 from .scoring import build_head, pad_token_states, score_candidates, score_packed
 from .spec import IncompatibleEncoderError
@@ -62,7 +62,7 @@ class TokenReranker(pt.Transformer):
         verbose: bool = False,
     ):
         self.encoder = encoder if encoder is not None else TokenEncoder(device=device)
-        self.dtype = scoring_dtype(dtype)
+        self.dtype = COMPUTE_DTYPES[check_dtype(dtype)]
         self.store = TokenStore(store) if isinstance(store, (str, os.PathLike)) else store
         if self.store is not None:
             self.store.check_encoder(self.encoder)
@@ -221,19 +221,6 @@ class TokenReranker(pt.Transformer):
             return torch.cat(scores)
 
         return from_text
-
-
-def scoring_dtype(dtype: str | torch.dtype) -> torch.dtype:
-    """``"float32"`` / ``"bfloat16"`` (or the torch dtypes, or ``"fp32"`` / ``"bf16"``) -> the torch dtype.
-
-    >>> scoring_dtype("bf16")
-    torch.bfloat16
-    """
-    names = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16}
-    resolved = names.get(dtype) if isinstance(dtype, str) else dtype
-    if resolved not in (torch.float32, torch.bfloat16):
-        raise ValueError(f"dtype={dtype!r}: rerankers score in 'float32' (exact) or 'bfloat16' (faster); pick one")
-    return resolved
 
 
 class MaxSim(TokenReranker):
