@@ -148,10 +148,13 @@ def test_similarity_map_from_packed_rows_matches_padded(store, tiny_encoder):
     torch.testing.assert_close(sim, similarity_map(query, x), atol=1e-5, rtol=1e-5)
 
 
-def test_pickling_a_store_keeps_its_path_not_its_states(store, tiny_encoder):
+def test_pickling_a_store_keeps_its_path_not_its_states(store, tiny_model_dir):
     import pickle
 
-    from pyterrier_compverify import MaxSim
+    from pyterrier_compverify import MaxSim, TokenEncoder
+
+    # a fresh encoder: the shared fixture may carry hooks other tests installed, which do not pickle
+    tiny_encoder = TokenEncoder(tiny_model_dir, max_length=16, batch_size=4, device="cpu")
 
     data = pickle.dumps(store)
     assert len(data) < 2_000 < (store.path / "states.f16").stat().st_size  # the path, not the memory map
