@@ -15,6 +15,7 @@ SugarCrepe, CondaQA, CapRetrieval, Cranfield or SciFact test.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import shlex
 import sys
@@ -156,13 +157,25 @@ def train(args) -> None:
 
 
 BETAS = (0.25, 0.5, 1.0, 1.5, 2.0)
-TAUS = (0.8, 0.85, 0.875, 0.9, 0.925, 0.95)
+TAUS = (0.7, 0.75, 0.8, 0.85, 0.875, 0.9, 0.925, 0.95)
 SHARPNESS = (10.0, 20.0, 40.0)
 
 
-def fused(s: np.ndarray, v: np.ndarray, beta: float, tau: float, sharpness: float = 20.0) -> np.ndarray:
-    """MaxSim minus the conditional penalty (``scoring.ConditionalPenalty``), from precomputed S and v."""
-    return s - beta / (1 + np.exp(-sharpness * (s - tau))) * (1 - v)
+def fused(
+    s: np.ndarray, v: np.ndarray, beta: float, tau: float, sharpness: float = 20.0, r: np.ndarray | None = None
+) -> np.ndarray:
+    """MaxSim minus the conditional penalty (``scoring.ConditionalPenalty``), from precomputed S and v; with the
+    reverse MaxSim ``r`` the gate is symmetric, min(S, r)."""
+    gate = s if r is None else np.minimum(s, r)
+    return s - beta / (1 + np.exp(-sharpness * (gate - tau))) * (1 - v)
+
+
+def reverse_maxsim_reranker(encoder, store=None):
+    """The reverse MaxSim (mean over candidate tokens of their best query token) as a reranker."""
+    from pyterrier_compverify.scoring import reverse_maxsim
+    from pyterrier_compverify.scoring.heads.fixed import FixedHead
+
+    return cv.TokenReranker(encoder, head=FixedHead(reverse_maxsim, "reverse MaxSim"), store=store)
 
 
 def dev_triplets(d: dict, seed: int = 7) -> pd.DataFrame:
@@ -196,12 +209,15 @@ def dev_scores(name: str, run_dir: Path, d: dict, triplets: pd.DataFrame, base) 
     verifier = cv.Verifier(run_dir / name)
     encoder = verifier.load_encoder(encoder=None if verifier.meta["fine_tuned_encoder"] else base, device="cpu")
     maxsim, head = cv.MaxSim(encoder), verifier.reranker(encoder=encoder, penalty=False)
+    reverse = reverse_maxsim_reranker(encoder)
     parts = []
     for key in ("positive", "negative", "identity"):
         texts = triplets["anchor" if key == "identity" else key].tolist()
         s = score_pairs(maxsim, triplets["anchor"].tolist(), texts)
         v = score_pairs(head, triplets["anchor"].tolist(), texts)
-        parts.append(pd.DataFrame({"part": key, "qid": "", "docno": "", "row": np.arange(len(texts)), "s": s, "v": v}))
+        r = score_pairs(reverse, triplets["anchor"].tolist(), texts)
+        rows = np.arange(len(texts))
+        parts.append(pd.DataFrame({"part": key, "qid": "", "docno": "", "row": rows, "s": s, "v": v, "r": r}))
     # SciFact's train and test splits share one corpus, so the corpus index built for evaluation serves; only
     # train topics and qrels (the held-out queries) are read here
     indices = build_indices(load_collection("irds:beir/scifact/test"), encoder, DEFAULT_INDEX_DIR)
@@ -210,7 +226,9 @@ def dev_scores(name: str, run_dir: Path, d: dict, triplets: pd.DataFrame, base) 
     run = (encoder.query_encoder() >> indices.flex.retriever(num_results=100, drop_query_vec=True))(topics)
     run_s = cv.MaxSim(encoder, store=indices.store)(run)
     run_v = verifier.reranker(encoder=encoder, store=indices.store, penalty=False)(run)
+    run_r = reverse_maxsim_reranker(encoder, indices.store)(run)[["qid", "docno", "score"]]
     merged = run_s.merge(run_v[["qid", "docno", "score"]], on=["qid", "docno"], suffixes=("_s", "_v"))
+    merged = merged.merge(run_r.rename(columns={"score": "score_r"}), on=["qid", "docno"])
     parts.append(
         pd.DataFrame(
             {
@@ -220,6 +238,7 @@ def dev_scores(name: str, run_dir: Path, d: dict, triplets: pd.DataFrame, base) 
                 "row": -1,
                 "s": merged["score_s"],
                 "v": merged["score_v"],
+                "r": merged["score_r"],
             }
         )
     )
@@ -274,9 +293,17 @@ def kw_scores(name: str, run_dir: Path, d: dict, base) -> pd.DataFrame:
         run = (encoder.query_encoder() >> flex.retriever(num_results=100, drop_query_vec=True))(topics)
         run_s = cv.MaxSim(encoder, store=store)(run)
         run_v = verifier.reranker(encoder=encoder, store=store, penalty=False)(run)
+        run_r = reverse_maxsim_reranker(encoder, store)(run)[["qid", "docno", "score"]]
     merged = run_s.merge(run_v[["qid", "docno", "score"]], on=["qid", "docno"], suffixes=("_s", "_v"))
+    merged = merged.merge(run_r.rename(columns={"score": "score_r"}), on=["qid", "docno"])
     table = pd.DataFrame(
-        {"qid": merged["qid"], "docno": merged["docno"], "s": merged["score_s"], "v": merged["score_v"]}
+        {
+            "qid": merged["qid"],
+            "docno": merged["docno"],
+            "s": merged["score_s"],
+            "v": merged["score_v"],
+            "r": merged["score_r"],
+        }
     )
     table.to_parquet(path)
     return table
@@ -325,21 +352,25 @@ def dev(args) -> None:
         context = (name, sci, run, dev_qrels, pairs, triplets, kw, kw_qrels)
         rows.append(form_row(context, "MaxSim", lambda t: t["s"].to_numpy()))
         rows.append(form_row(context, "head", lambda t: t["v"].to_numpy()))
-        for beta in BETAS:
-            for tau in TAUS:
-                for k in SHARPNESS:
-                    rows.append(
-                        form_row(
-                            context,
-                            f"fused beta={beta} tau={tau} k={k:g}",
-                            lambda t, beta=beta, tau=tau, k=k: fused(
-                                t["s"].to_numpy(), t["v"].to_numpy(), beta, tau, k
-                            ),
-                            beta=beta,
-                            tau=tau,
-                            sharpness=k,
-                        )
-                    )
+        for gate, beta, tau, k in itertools.product(args.gates.split(","), BETAS, TAUS, SHARPNESS):
+            rows.append(
+                form_row(
+                    context,
+                    f"fused beta={beta} tau={tau} k={k:g}" + ("" if gate == "forward" else f" {gate}"),
+                    lambda t, beta=beta, tau=tau, k=k, gate=gate: fused(
+                        t["s"].to_numpy(),
+                        t["v"].to_numpy(),
+                        beta,
+                        tau,
+                        k,
+                        r=None if gate == "forward" else t["r"].to_numpy(),
+                    ),
+                    beta=beta,
+                    tau=tau,
+                    sharpness=k,
+                    gate=gate,
+                )
+            )
     table = pd.DataFrame(rows)
     out = run_dir / f"dev-{args.tag}.json"
     table.to_json(out, orient="records", indent=1)
@@ -348,11 +379,11 @@ def dev(args) -> None:
         table[f"{collection} - MaxSim"] = table[f"{collection} dev nDCG@10"] - table["verifier"].map(maxsim)
     fused_rows = table[table["form"].str.startswith("fused")]
     columns = ["SciFact - MaxSim", "caption - MaxSim", "headline", "identity win"]
-    mean = fused_rows.groupby(["beta", "tau", "sharpness"])[columns].agg(["mean", "min"])
+    mean = fused_rows.groupby(["gate", "beta", "tau", "sharpness"])[columns].agg(["mean", "min"])
     mean.columns = [" ".join(c) for c in mean.columns]
     safe = (mean["SciFact - MaxSim min"] >= -args.max_drop) & (mean["caption - MaxSim min"] >= -args.max_drop)
     keep = mean[safe].sort_values("headline mean", ascending=False)
-    shown = table[~table["form"].str.startswith("fused")].drop(columns=["beta", "tau", "sharpness"]).round(4)
+    shown = table[~table["form"].str.startswith("fused")].drop(columns=["gate", "beta", "tau", "sharpness"]).round(4)
     print(shown.to_markdown(index=False))
     print(f"\nfused forms at most {args.max_drop} below MaxSim on both dev collections for every verifier, best first:")
     print(keep.head(10).round(4).to_markdown())
@@ -365,7 +396,9 @@ def ship(args) -> None:
     import shutil
 
     verifier = cv.Verifier(Path(args.run_dir) / args.name)
-    penalty = {"beta": args.beta, "tau": args.tau, "sharpness": args.sharpness} if args.beta else None
+    penalty = None
+    if args.beta:
+        penalty = {"beta": args.beta, "tau": args.tau, "sharpness": args.sharpness, "gate": args.gate}
     verifier.set_default_penalty(penalty, selected_on=args.selected_on)
     if not args.package:
         print(f"{verifier}: serving form {penalty}")
@@ -409,12 +442,14 @@ def main() -> None:
     p.add_argument("--names", required=True, help="comma-separated trained verifier names under --run-dir")
     p.add_argument("--tag", default="latest")
     p.add_argument("--max-drop", type=float, default=0.005, help="largest dev nDCG@10 loss against MaxSim allowed")
+    p.add_argument("--gates", default="forward,symmetric", help="penalty gates to search (scoring.GATES)")
     p.set_defaults(func=dev)
     p = sub.add_parser("ship")
     p.add_argument("--name", required=True)
     p.add_argument("--beta", type=float, default=None, help="fused form: MaxSim - penalty (omit: the head's score)")
     p.add_argument("--tau", type=float, default=None)
     p.add_argument("--sharpness", type=float, default=20.0)
+    p.add_argument("--gate", default="forward", choices=["forward", "symmetric"])
     p.add_argument("--no-package", dest="package", action="store_false", help="only record the serving form")
     p.add_argument("--selected-on", default="Flickr8k dev near-misses + 200 held-out SciFact train queries")
     p.set_defaults(func=ship)

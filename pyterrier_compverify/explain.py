@@ -148,7 +148,8 @@ def _label(reranker: TokenReranker) -> str:
     """The reranker's class and, for the fused form, its penalty settings."""
     head = reranker.head
     if isinstance(head, ConditionalPenalty):
-        return f"{type(reranker).__name__} (MaxSim - penalty, beta {head.beta:g}, tau {head.tau:g})"
+        gate = "" if head.gate == "forward" else f", {head.gate} gate"
+        return f"{type(reranker).__name__} (MaxSim - penalty, beta {head.beta:g}, tau {head.tau:g}{gate})"
     return type(reranker).__name__
 
 

@@ -71,3 +71,43 @@ def test_the_serving_form_recorded_in_the_artifact_is_the_default(tmp_path, tiny
     fused = cv.MapVerifier(tmp_path / "v", encoder=tiny_encoder)
     assert isinstance(fused.head, ConditionalPenalty) and fused.head.beta == 0.5
     assert not isinstance(cv.MapVerifier(verifier, encoder=tiny_encoder, penalty=False).head, ConditionalPenalty)
+
+
+def test_a_symmetric_gate_spares_a_candidate_that_adds_much_but_not_a_one_word_edit():
+    import torch
+
+    from pyterrier_compverify.scoring import ConditionalPenalty
+
+    class Reject(torch.nn.Module):
+        def forward(self, sim, query_mask, cand_mask):
+            return -torch.ones(sim.shape[0])
+
+    # query of 4 tokens; candidate 0 = the query with one token changed (4 tokens), candidate 1 = the query
+    # plus 8 unrelated tokens (a richer description): both have forward MaxSim 1.0 or close to it
+    sim = torch.zeros(2, 4, 12)
+    sim[0, :, :4] = torch.eye(4)
+    sim[0, 3, 3] = 0.9
+    sim[1, :, :4] = torch.eye(4)
+    sim[1, :, 4:] = 0.1
+    query_mask = torch.ones(4, dtype=torch.bool)
+    cand_mask = torch.zeros(2, 12, dtype=torch.bool)
+    cand_mask[0, :4] = True
+    cand_mask[1] = True
+    forward = ConditionalPenalty(Reject(), beta=0.5, tau=0.8)
+    symmetric = ConditionalPenalty(Reject(), beta=0.5, tau=0.8, gate="symmetric")
+    _, _, forward_penalty = forward.components(sim, query_mask, cand_mask)
+    _, _, symmetric_penalty = symmetric.components(sim, query_mask, cand_mask)
+    assert forward_penalty[0] > 0.9 and forward_penalty[1] > 0.9  # forward: both look like near-duplicates
+    assert symmetric_penalty[0] > 0.9 and symmetric_penalty[1] < 0.01  # symmetric: only the one-word edit
+    with pytest.raises(ValueError, match="gate='both'"):
+        ConditionalPenalty(Reject(), gate="both")
+
+
+def test_the_gate_is_recorded_with_the_serving_form(tmp_path, tiny_encoder):
+    from pyterrier_compverify.scoring import build_head
+
+    verifier = cv.Verifier.save(tmp_path / "v", tiny_encoder, build_head("F4", dim=tiny_encoder.dim), "F4")
+    verifier.set_default_penalty({"beta": 1.0, "tau": 0.8, "gate": "symmetric"}, selected_on="dev")
+    reranker = cv.MapVerifier(tmp_path / "v", encoder=tiny_encoder)
+    assert reranker.head.gate == "symmetric" and "gate=symmetric" in repr(reranker.head)
+    assert cv.MapVerifier(verifier, encoder=tiny_encoder, penalty={"beta": 1.0, "tau": 0.8}).head.gate == "forward"

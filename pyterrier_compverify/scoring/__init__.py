@@ -19,7 +19,7 @@ from .heads.fixed import FixedHead, bag_of_similarities, maxsim, soft_align
 from .heads.map_transformer import MapTransformerHead
 from .heads.pooled import PooledHead, masked_mean, pooled_cosine
 from .pairs import score_aligned, score_all_pairs, score_candidates, score_packed
-from .penalty import ConditionalPenalty
+from .penalty import GATES, ConditionalPenalty, reverse_maxsim
 from .registry import HEADS, HeadSpec, build_head, head_kind, head_spec, register_head
 from .simmap import (
     map_features,
@@ -37,6 +37,8 @@ for _module in pkgutil.iter_modules(_heads_package.__path__):  # every head modu
 __all__ = [
     "HEADS",
     "ConditionalPenalty",
+    "GATES",
+    "reverse_maxsim",
     "FixedHead",
     "HeadSpec",
     "MapCNNHead",

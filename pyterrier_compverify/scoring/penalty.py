@@ -1,4 +1,4 @@
-"""The conditional penalty: a base score (MaxSim) lowered by a verifier only where the base says near-duplicate."""
+"""The conditional penalty: a base score (MaxSim) lowered by a verifier only where a gate says near-duplicate."""
 
 from __future__ import annotations
 
@@ -6,11 +6,29 @@ import torch
 from torch import nn
 
 from .heads.fixed import maxsim
+from .simmap import batch_mask
+
+GATES = ("forward", "symmetric")
+
+
+def reverse_maxsim(sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor:
+    """MaxSim the other way: mean over real candidate tokens of their best query token, (B, m, n) -> (B,).
+    Low when the candidate says much the query does not (a longer, more detailed text).
+
+    >>> sim = torch.tensor([[[1.0, 0.2, 0.0]]])  # one query token; two real candidate tokens, one padded
+    >>> round(reverse_maxsim(sim, torch.tensor([True]), torch.tensor([[True, True, False]])).item(), 6)
+    0.6
+    """
+    return maxsim(sim.transpose(1, 2), cand_mask, batch_mask(query_mask, sim.shape[0]))
 
 
 class ConditionalPenalty(nn.Module):
-    """S - beta * sigmoid(20 (S - tau)) * (1 - v): a base score S (MaxSim) lowered by a verifier v in [-1, 1]
-    only where S says "near-duplicate" (S above about tau), so ordinary ranking stays MaxSim's.
+    """S - beta * sigmoid(k (G - tau)) * (1 - v): a base score S (MaxSim) lowered by a verifier v in [-1, 1]
+    only where the gate G says "near-duplicate" (G above about tau), so ordinary ranking stays MaxSim's.
+
+    ``gate="forward"``: G = S (the query's words are all in the candidate). ``gate="symmetric"``:
+    G = min(S, reverse MaxSim), near-duplicate both ways, so a candidate that adds much to the query (a richer
+    description, a long passage) is never penalised, while a one-word edit of the query is.
 
     >>> sim = torch.ones(1, 2, 2)  # identical texts: S = 1
     >>> class Reject(nn.Module):
@@ -23,9 +41,19 @@ class ConditionalPenalty(nn.Module):
 
     kind = "map"
 
-    def __init__(self, verifier: nn.Module, *, beta: float = 0.5, tau: float = 0.9, sharpness: float = 20.0):
+    def __init__(
+        self,
+        verifier: nn.Module,
+        *,
+        beta: float = 0.5,
+        tau: float = 0.9,
+        sharpness: float = 20.0,
+        gate: str = "forward",
+    ):
         super().__init__()
-        self.verifier, self.beta, self.tau, self.sharpness = verifier, beta, tau, sharpness
+        if gate not in GATES:
+            raise ValueError(f"gate={gate!r}: choose one of {', '.join(GATES)}")
+        self.verifier, self.beta, self.tau, self.sharpness, self.gate = verifier, beta, tau, sharpness, gate
 
     def forward(self, sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor:
         base, _, penalty = self.components(sim, query_mask, cand_mask)
@@ -35,10 +63,12 @@ class ConditionalPenalty(nn.Module):
         self, sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The parts of the score (each (B,)): the base S (MaxSim), the verifier's verdict v and the penalty
-        beta * sigmoid(sharpness (S - tau)) * (1 - v) that is subtracted from S (what ``explain`` shows)."""
+        beta * sigmoid(sharpness (G - tau)) * (1 - v) that is subtracted from S (what ``explain`` shows)."""
         base = maxsim(sim, query_mask, cand_mask)
+        gate = base if self.gate == "forward" else torch.minimum(base, reverse_maxsim(sim, query_mask, cand_mask))
         v = self.verifier(sim, query_mask, cand_mask)
-        return base, v, self.beta * torch.sigmoid(self.sharpness * (base - self.tau)) * (1 - v)
+        return base, v, self.beta * torch.sigmoid(self.sharpness * (gate - self.tau)) * (1 - v)
 
     def extra_repr(self) -> str:
-        return f"beta={self.beta}, tau={self.tau}"
+        gate = "" if self.gate == "forward" else f", gate={self.gate}"
+        return f"beta={self.beta}, tau={self.tau}, sharpness={self.sharpness}{gate}"
