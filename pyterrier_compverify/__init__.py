@@ -17,6 +17,7 @@ _PUBLIC = {  # name -> the module that defines it
     "BagOfSimilarities": "rerank",
     "MaxSim": "rerank",
     "PooledCosine": "rerank",
+    "ScoreFusion": "fusion",
     "SoftAlign": "rerank",
     "TokenReranker": "rerank",
     "MapCNN": "verifier",

@@ -1,0 +1,123 @@
+"""Score fusion over one candidate pool: a weighted sum of several scorers' per-query-normalised scores.
+
+A first stage (for example ``dense | BM25``, the set union of two retrievers) fixes the candidates; each scorer
+then gives every candidate a score (a reranker such as ``MaxSim`` scores the frame it is given; a *retriever*
+such as BM25 is run on the queries and candidates it did not return get the lowest score it gave that query).
+Scores are normalised within each query (``zscore``, ``minmax`` or ``none``) and summed with the weights::
+
+    pool = dense_base | dense_tuned | bm25
+    fused = pool >> ScoreFusion(
+        {"maxsim_base": cv.MaxSim(base, store=store_base), "maxsim_tuned": cv.MaxSim(tuned, store=store_tuned),
+         "bm25": bm25},
+        weights={"maxsim_base": 1.0, "maxsim_tuned": 1.0, "bm25": 0.2},
+        retrievers=("bm25",),
+    )
+
+:meth:`ScoreFusion.features` returns the raw per-scorer columns, so that weights can be chosen on a dev set
+with :func:`fuse` without scoring again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+
+NORMS = ("zscore", "minmax", "none")
+
+
+def normalise(scores: pd.Series, qids: pd.Series, how: str = "zscore") -> pd.Series:
+    """``scores`` normalised within each query: ``zscore`` (mean 0, std 1; a constant query gives 0), ``minmax``
+    (to [0, 1]; a constant query gives 0) or ``none``.
+
+    >>> normalise(pd.Series([1.0, 3.0, 5.0, 5.0]), pd.Series(["a", "a", "b", "b"]), "minmax").tolist()
+    [0.0, 1.0, 0.0, 0.0]
+    """
+    if how not in NORMS:
+        raise ValueError(f"unknown normalisation {how!r}: one of {NORMS}")
+    scores = scores.astype(float)
+    if how == "none":
+        return scores
+    grouped = scores.groupby(qids.values)
+    if how == "zscore":
+        centre, spread = grouped.transform("mean"), grouped.transform("std", ddof=0)
+    else:
+        centre = grouped.transform("min")
+        spread = grouped.transform("max") - centre
+    spread = spread.to_numpy()
+    out = (scores - centre).to_numpy() / np.where(spread > 0, spread, 1.0)
+    return pd.Series(np.where(spread > 0, out, 0.0), index=scores.index)
+
+
+def fuse(features: pd.DataFrame, weights: Mapping[str, float], norm: str = "zscore") -> pd.DataFrame:
+    """A result frame (``qid``, ``docno``, ``score``, ``rank``, plus ``features``' other columns) whose score is
+    ``sum(weight * normalise(features[name]))`` over ``weights``; a weight of 0 leaves its column out."""
+    missing = [name for name in weights if name not in features.columns]
+    if missing:
+        raise KeyError(f"no feature column for {missing}; columns: {list(features.columns)}")
+    score = np.zeros(len(features))
+    for name, weight in weights.items():
+        if weight:
+            score += weight * normalise(features[name], features["qid"], norm).to_numpy()
+    out = features.assign(score=score)
+    return pt.model.add_ranks(out.sort_values(["qid", "score"], ascending=[True, False]).reset_index(drop=True))
+
+
+class ScoreFusion(pt.Transformer):
+    """Rerank a candidate frame by a weighted sum of normalised scores (see the module docstring).
+
+    ``scorers``: name -> transformer; ``weights``: name -> weight (names without a weight are computed as
+    features but not used); ``retrievers``: names of scorers that retrieve from the queries rather than
+    rescore the frame (their unretrieved candidates get the query's lowest score, or 0 when they returned
+    nothing for it); ``norm``: ``zscore`` (default), ``minmax`` or ``none``.
+    """
+
+    def __init__(
+        self,
+        scorers: Mapping[str, pt.Transformer],
+        weights: Mapping[str, float],
+        *,
+        retrievers: Collection[str] = (),
+        norm: str = "zscore",
+    ):
+        unknown = (set(weights) | set(retrievers)) - set(scorers)
+        if unknown:
+            raise ValueError(f"weights or retrievers name scorers that are not given: {sorted(unknown)}")
+        if norm not in NORMS:
+            raise ValueError(f"unknown normalisation {norm!r}: one of {NORMS}")
+        self.scorers = dict(scorers)
+        self.weights = {name: float(w) for name, w in weights.items()}
+        self.retrievers = tuple(retrievers)
+        self.norm = norm
+
+    def __repr__(self) -> str:
+        return f"ScoreFusion({list(self.scorers)}, weights={self.weights}, norm={self.norm!r})"
+
+    def features(self, inp: pd.DataFrame) -> pd.DataFrame:
+        """The candidates (one row per qid, docno; other input columns kept from their first row) with one raw
+        score column per scorer."""
+        pt.validate.result_frame(inp, extra_columns=["query"])
+        drop = [c for c in ("score", "rank") if c in inp.columns]
+        frame = inp.drop(columns=drop).drop_duplicates(["qid", "docno"]).reset_index(drop=True)
+        queries = frame[["qid", "query"]].drop_duplicates("qid")
+        for name, scorer in self.scorers.items():
+            out = scorer(queries if name in self.retrievers else frame)
+            scores = out[["qid", "docno", "score"]].drop_duplicates(["qid", "docno"]).rename(columns={"score": name})
+            frame = frame.merge(scores, on=["qid", "docno"], how="left")
+            if frame[name].isna().any():
+                if name not in self.retrievers:
+                    raise ValueError(f"scorer {name!r} did not score every candidate")
+                floor = frame.groupby("qid")[name].transform("min").fillna(0.0)
+                frame[name] = frame[name].fillna(floor)
+        return frame
+
+    def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
+        if len(inp) == 0:
+            return inp.assign(score=pd.Series(dtype=float), rank=pd.Series(dtype=int))
+        fused = fuse(self.features(inp), self.weights, self.norm)
+        return fused.drop(columns=[c for c in self.scorers if c in fused.columns])
+
+
+__all__ = ["NORMS", "ScoreFusion", "fuse", "normalise"]

@@ -1,0 +1,58 @@
+"""Weight-space interpolation of a fine-tuned encoder with its base (WiSE-FT, Wortsman et al. 2022):
+``theta = (1 - alpha) * theta_base + alpha * theta_tuned``. ``alpha = 0`` is the base model, ``1`` the
+fine-tuned one; values in between often keep most of the in-domain gain and most of the base model's
+zero-shot quality. Both models must have the same architecture (same parameter names and shapes)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from ..encoder import DEFAULT_MODEL, resolve_model_path
+
+RECORD_FILE = "compverify_interpolation.json"
+
+
+def interpolate_encoders(
+    fine_tuned: str | os.PathLike,
+    output_dir: str | os.PathLike,
+    alpha: float,
+    *,
+    base: str = DEFAULT_MODEL,
+    overwrite: bool = False,
+) -> Path:
+    """Save the sentence-transformers model ``(1 - alpha) * base + alpha * fine_tuned`` to ``output_dir`` and
+    return that path (load it with ``cv.TokenEncoder(path)``). Integer buffers (position ids) are copied from the
+    fine-tuned model. A folder that already holds the same interpolation is reused; another one is refused
+    unless ``overwrite``."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"alpha must lie in [0, 1], got {alpha}")
+    output_dir = Path(output_dir)
+    record = {"base": str(base), "fine_tuned": str(fine_tuned), "alpha": float(alpha)}
+    record_file = output_dir / RECORD_FILE
+    if record_file.exists():
+        if json.loads(record_file.read_text()) == record:
+            return output_dir
+        if not overwrite:
+            raise FileExistsError(f"{output_dir} holds another interpolation: {record_file.read_text()}")
+    tuned = SentenceTransformer(resolve_model_path(str(fine_tuned)), device="cpu")
+    start = SentenceTransformer(resolve_model_path(str(base)), device="cpu").state_dict()
+    state = tuned.state_dict()
+    if set(start) != set(state) or any(start[k].shape != state[k].shape for k in state):
+        raise ValueError("the base and the fine-tuned model differ in parameter names or shapes")
+    with torch.no_grad():
+        mixed = {
+            k: ((1 - alpha) * start[k].float() + alpha * v.float()).to(v.dtype) if v.is_floating_point() else v
+            for k, v in state.items()
+        }
+    tuned.load_state_dict(mixed)
+    tuned.save(str(output_dir))
+    record_file.write_text(json.dumps(record))
+    return output_dir
+
+
+__all__ = ["interpolate_encoders"]

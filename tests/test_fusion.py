@@ -1,0 +1,117 @@
+"""ScoreFusion: per-query normalisation, weighted sums over one candidate pool, retrievers' missing candidates."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+import pytest
+
+import pyterrier_compverify as cv
+from pyterrier_compverify.fusion import ScoreFusion, fuse, normalise
+
+CANDIDATES = pd.DataFrame(
+    {
+        "qid": ["1", "1", "1", "2", "2"],
+        "query": ["dog", "dog", "dog", "cat", "cat"],
+        "docno": ["a", "b", "c", "a", "c"],
+        "text": ["the dog", "a cat", "the big dog", "the dog", "the big dog"],
+        "score": [3.0, 2.0, 1.0, 5.0, 4.0],
+        "rank": [0, 1, 2, 0, 1],
+    }
+)
+
+
+def fixed(scores: dict) -> pt.Transformer:
+    """A scorer giving each (qid, docno) a fixed score."""
+    return pt.apply.doc_score(lambda row: scores[(row["qid"], row["docno"])])
+
+
+@pytest.mark.parametrize("how", ["zscore", "minmax", "none"])
+def test_normalise_is_per_query(how):
+    scores, qids = pd.Series([1.0, 2.0, 3.0, 10.0, 30.0]), pd.Series(["1", "1", "1", "2", "2"])
+    out = normalise(scores, qids, how)
+    if how == "none":
+        assert out.tolist() == scores.tolist()
+    elif how == "minmax":
+        assert out.tolist() == [0.0, 0.5, 1.0, 0.0, 1.0]
+    else:
+        assert np.allclose(out.groupby(qids).mean(), 0) and np.allclose(out.groupby(qids).std(ddof=0), 1)
+
+
+def test_constant_query_normalises_to_zero():
+    assert normalise(pd.Series([2.0, 2.0]), pd.Series(["1", "1"]), "zscore").tolist() == [0.0, 0.0]
+    with pytest.raises(ValueError, match="unknown normalisation"):
+        normalise(pd.Series([1.0]), pd.Series(["1"]), "rank")
+
+
+def test_fusion_is_the_weighted_sum_of_normalised_scores():
+    a = {("1", "a"): 1.0, ("1", "b"): 3.0, ("1", "c"): 2.0, ("2", "a"): 0.0, ("2", "c"): 1.0}
+    b = {("1", "a"): 30.0, ("1", "b"): 10.0, ("1", "c"): 20.0, ("2", "a"): 5.0, ("2", "c"): 1.0}
+    fusion = ScoreFusion({"a": fixed(a), "b": fixed(b)}, weights={"a": 1.0, "b": 2.0}, norm="minmax")
+    out = fusion(CANDIDATES)
+    got = {(q, d): s for q, d, s in out[["qid", "docno", "score"]].values}
+    assert got[("1", "a")] == pytest.approx(0 + 2 * 1.0)
+    assert got[("1", "b")] == pytest.approx(1 + 0)
+    assert got[("1", "c")] == pytest.approx(0.5 + 2 * 0.5)
+    assert got[("2", "a")] == pytest.approx(0 + 2 * 1.0) and got[("2", "c")] == pytest.approx(1.0)
+    assert out[out.qid == "1"].sort_values("rank")["docno"].tolist() == ["a", "c", "b"]
+    assert "a" not in out.columns and "text" in out.columns  # features dropped, input columns kept
+    assert len(out) == len(CANDIDATES)
+
+
+def test_a_single_weight_keeps_that_scorers_ranking():
+    a = {("1", "a"): 1.0, ("1", "b"): 3.0, ("1", "c"): 2.0, ("2", "a"): 0.0, ("2", "c"): 1.0}
+    out = ScoreFusion({"a": fixed(a)}, weights={"a": 1.0})(CANDIDATES)
+    assert out[out.qid == "1"].sort_values("rank")["docno"].tolist() == ["b", "c", "a"]
+
+
+def test_retriever_scores_fill_missing_candidates_with_the_query_minimum():
+    def retrieve(topics):
+        assert "docno" not in topics.columns  # a retriever is given the queries, not the candidates
+        return pd.DataFrame({"qid": ["1", "1", "1"], "docno": ["a", "c", "z"], "score": [7.0, 5.0, 6.0]})
+
+    fusion = ScoreFusion({"bm25": pt.apply.generic(retrieve)}, weights={"bm25": 1.0}, retrievers=("bm25",))
+    feats = fusion.features(CANDIDATES)
+    got = {(q, d): s for q, d, s in feats[["qid", "docno", "bm25"]].values}
+    assert got[("1", "a")] == 7.0 and got[("1", "c")] == 5.0
+    assert got[("1", "b")] == 5.0  # unretrieved: the query's lowest retrieved score among the candidates
+    assert got[("2", "a")] == 0.0  # nothing retrieved for query 2
+    assert "z" not in set(feats["docno"])  # retrieved documents outside the pool are not added
+
+
+def test_a_reranker_that_drops_candidates_is_an_error():
+    drop = pt.apply.generic(lambda frame: frame.iloc[1:].assign(score=1.0))
+    with pytest.raises(ValueError, match="did not score every candidate"):
+        ScoreFusion({"x": drop}, weights={"x": 1.0})(CANDIDATES)
+
+
+def test_weights_must_name_known_scorers():
+    with pytest.raises(ValueError, match="not given"):
+        ScoreFusion({"a": fixed({})}, weights={"b": 1.0})
+    with pytest.raises(ValueError, match="unknown normalisation"):
+        ScoreFusion({"a": fixed({})}, weights={"a": 1.0}, norm="softmax")
+    with pytest.raises(KeyError, match="no feature column"):
+        fuse(CANDIDATES, {"missing": 1.0})
+
+
+def test_empty_input_gives_an_empty_frame():
+    out = ScoreFusion({"a": fixed({})}, weights={"a": 1.0})(CANDIDATES.iloc[:0])
+    assert len(out) == 0 and {"score", "rank"} <= set(out.columns)
+
+
+def test_fusing_two_maxsim_rerankers_in_a_pipeline(tiny_encoder, tmp_path):
+    store = cv.TokenStore(tmp_path / "docs.tokens").indexer(tiny_encoder, verbose=False)
+    docs = CANDIDATES.drop_duplicates("docno")[["docno", "text"]].to_dict("records")
+    store = store.index(docs)
+    first = pt.Transformer.from_df(CANDIDATES.drop(columns=["text"]))
+    maxsim = cv.MaxSim(tiny_encoder, store=store)
+    pooled = cv.PooledCosine(tiny_encoder, store=store)
+    only_maxsim = (first >> maxsim)(CANDIDATES[["qid", "query"]].drop_duplicates())
+    fused = (first >> cv.ScoreFusion({"maxsim": maxsim, "pooled": pooled}, weights={"maxsim": 1.0}))(
+        CANDIDATES[["qid", "query"]].drop_duplicates()
+    )
+    order = lambda f: f.sort_values(["qid", "rank"])["docno"].tolist()  # noqa: E731
+    assert order(fused) == order(only_maxsim)
+    both = cv.ScoreFusion({"maxsim": maxsim, "pooled": pooled}, weights={"maxsim": 1.0, "pooled": 0.5})
+    assert len((first >> both)(CANDIDATES[["qid", "query"]].drop_duplicates())) == len(CANDIDATES)

@@ -1,0 +1,54 @@
+"""WiSE-FT weight interpolation of a fine-tuned encoder with its base."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import pyterrier_compverify as cv
+from pyterrier_compverify.training.interpolate import interpolate_encoders
+
+
+@pytest.fixture(scope="module")
+def shifted_model(tiny_model_dir, tmp_path_factory):
+    """The tiny model with every float parameter moved by +1 (stands in for a fine-tuned model)."""
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(tiny_model_dir, device="cpu")
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(1.0)
+    folder = tmp_path_factory.mktemp("shifted") / "model"
+    model.save(str(folder))
+    return str(folder)
+
+
+def state(path):
+    return cv.TokenEncoder(path, max_length=16, device="cpu").model.state_dict()
+
+
+def test_interpolation_mixes_the_weights(tiny_model_dir, shifted_model, tmp_path):
+    out = interpolate_encoders(shifted_model, tmp_path / "half", 0.25, base=tiny_model_dir)
+    base, tuned, mixed = state(tiny_model_dir), state(shifted_model), state(str(out))
+    for name, value in mixed.items():
+        if value.is_floating_point():
+            assert torch.allclose(value, 0.75 * base[name] + 0.25 * tuned[name], atol=1e-6), name
+        else:
+            assert torch.equal(value, tuned[name]), name
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0])
+def test_the_ends_are_the_two_models(tiny_model_dir, shifted_model, tmp_path, alpha):
+    out = interpolate_encoders(shifted_model, tmp_path / str(alpha), alpha, base=tiny_model_dir)
+    expect = cv.TokenEncoder(shifted_model if alpha else tiny_model_dir, max_length=16, device="cpu")
+    assert cv.TokenEncoder(str(out), max_length=16, device="cpu").fingerprint == expect.fingerprint
+
+
+def test_same_interpolation_is_reused_another_is_refused(tiny_model_dir, shifted_model, tmp_path):
+    first = interpolate_encoders(shifted_model, tmp_path / "m", 0.5, base=tiny_model_dir)
+    assert interpolate_encoders(shifted_model, tmp_path / "m", 0.5, base=tiny_model_dir) == first
+    with pytest.raises(FileExistsError, match="another interpolation"):
+        interpolate_encoders(shifted_model, tmp_path / "m", 0.3, base=tiny_model_dir)
+    interpolate_encoders(shifted_model, tmp_path / "m", 0.3, base=tiny_model_dir, overwrite=True)
+    with pytest.raises(ValueError, match="alpha"):
+        interpolate_encoders(shifted_model, tmp_path / "x", 1.5, base=tiny_model_dir)
