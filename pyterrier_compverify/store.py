@@ -194,17 +194,28 @@ class TokenStore(pt.Artifact):
         """The real-token rows of ``docnos``, (T, dim) in batch order (one gather from the memory map, no padded
         copy; fp16 as stored, or float32 decoded from a coded store), and the (B, L) mask of real tokens;
         ``scoring.score_packed`` reads them."""
+        starts, ends = self.row_ranges(docnos)
+        packed = self.gather(starts, ends)
+        lengths = ends - starts
+        mask = np.arange(int(lengths.max()) if len(lengths) else 0)[None, :] < lengths[:, None]
+        return packed, torch.from_numpy(mask)
+
+    def row_ranges(self, docnos: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(B,) int64 first and one-past-last token rows of each docno (one lookup; a reranker looks up its
+        whole frame once and gathers pass by pass with :meth:`gather`). Unknown docnos raise KeyError."""
+        ids = self._ids(docnos)
+        return self._offsets[ids], self._offsets[ids + 1]
+
+    def gather(self, starts: np.ndarray, ends: np.ndarray) -> torch.Tensor:
+        """The rows ``starts[i]:ends[i]`` of every document, concatenated: (T, dim), fp16 as stored (each
+        document's rows copied as one contiguous slice) or float32 decoded from a coded store."""
         self._load()
-        if not isinstance(self._states, np.ndarray) or len(docnos) == 0:  # coded: one decode of all the rows
-            rows, mask = self._rows(docnos)
-            return torch.from_numpy(np.ascontiguousarray(self._states[rows])), torch.from_numpy(mask)
-        ids = self._ids(docnos)  # fp16 memory map: each document's rows copied as one contiguous slice
-        starts, ends = self._offsets[ids].tolist(), self._offsets[ids + 1].tolist()
-        lengths = np.subtract(ends, starts)
-        mask = np.arange(int(lengths.max()))[None, :] < lengths[:, None]
+        if not isinstance(self._states, np.ndarray) or len(starts) == 0:  # coded: one decode of all the rows
+            lengths = ends - starts
+            rows = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
+            return torch.from_numpy(np.ascontiguousarray(self._states[rows]))
         states = self._states.view(np.ndarray)  # slicing a plain view skips np.memmap's Python-level hooks
-        packed = np.concatenate([states[s:e] for s, e in zip(starts, ends)])
-        return torch.from_numpy(packed), torch.from_numpy(mask)
+        return torch.from_numpy(np.concatenate([states[s:e] for s, e in zip(starts.tolist(), ends.tolist())]))
 
     def docnos(self) -> list[str]:
         self._load()

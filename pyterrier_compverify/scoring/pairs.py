@@ -11,6 +11,8 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+from .heads.fixed import FixedHead, maxsim
+from .packed_maxsim import maxsim_packed
 from .registry import head_kind
 from .simmap import reduced_product_dtype, similarity_map, similarity_map_packed, similarity_map_pairwise
 
@@ -69,7 +71,10 @@ def score_packed(
         cand_query = queries.repeat_interleave(per_candidate, dim=0)
         return run_head(head, dtype, cand_query, cand_query_mask, cand, mask)
     product = torch.float32 if dtype == torch.float32 else reduced_product_dtype(packed.dtype, query.device)
-    sim = similarity_map_packed(queries, packed, mask, sizes=sizes, dtype=product)
+    if isinstance(head, FixedHead) and head.fn is maxsim and not head.options:  # F1: no map, no masked passes
+        lengths = mask.sum(1).cpu().numpy()
+        return maxsim_packed(queries, query_mask, packed, lengths, sizes, dtype=product)
+    sim = similarity_map_packed(queries, packed, mask, sizes=sizes, dtype=product, query_mask=query_mask)
     return run_head(head, dtype, sim, cand_query_mask, mask)
 
 

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from .packed_maxsim import last_true, packed_products
+
 
 def normalise_states(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """L2-normalise each token state and zero the padding rows.
@@ -107,6 +109,7 @@ def similarity_map_packed(
     *,
     sizes: Sequence[int] | None = None,
     dtype: torch.dtype | None = None,
+    query_mask: torch.Tensor | None = None,
     block: int = 2048,
 ) -> torch.Tensor:
     """Queries against candidates whose real token rows are packed (no padded copy of the states).
@@ -119,7 +122,9 @@ def similarity_map_packed(
         query: (m, d) float token states of one query for all B candidates, or (G, m, d) zero-padded states of
             G queries, query g against ``sizes[g]`` consecutive candidates. packed: (T, d) rows of the B
             candidates in batch order, any float dtype (fp16 from a store). mask: (B, L) boolean,
-            ``mask.sum() == T``, real tokens first in each row.
+            ``mask.sum() == T``, real tokens first in each row. query_mask: (G, m) real query tokens of
+            (G, m, d) queries; when given, each query is multiplied by its own width only (its map columns
+            past it are 0), not by the longest query's.
 
     Returns:
         (B, m, L) float32 map, 0 in padded cells; equal to ``similarity_map(query, padded)`` for one query.
@@ -129,22 +134,23 @@ def similarity_map_packed(
     [[[1.0, 0.0]], [[0.5, 0.0]]]
     """
     queries = query[None] if query.dim() == 2 else query
-    groups, m, d = queries.shape
-    dtype = dtype or query.dtype
-    padded = queries.new_zeros((groups, -(-m // 8) * 8, d), dtype=dtype)  # BLAS: up to 2x faster on multiples of 8
-    padded[:, :m] = queries
+    groups, m, _ = queries.shape
     sizes = [mask.shape[0]] if sizes is None else list(sizes)
     if len(sizes) != groups or sum(sizes) != mask.shape[0]:
         raise ValueError(f"similarity_map_packed: {groups} queries for candidate groups of sizes {sizes}")
-    token_ends = np.concatenate([[0], np.cumsum(mask.sum(1).cpu().numpy())])
+    lengths = mask.sum(1).cpu().numpy()
+    token_ends = np.concatenate([[0], np.cumsum(lengths)])
     bounds = token_ends[np.concatenate([[0], np.cumsum(sizes)])].tolist()  # each query's rows in ``packed``
-    sims = torch.empty((packed.shape[0], padded.shape[1]), dtype=dtype, device=query.device)
-    for g, (first, last) in enumerate(zip(bounds[:-1], bounds[1:])):
-        for start in range(first, last, block):
-            stop = min(start + block, last)
-            torch.mm(packed[start:stop].to(query.device, dtype), padded[g].T, out=sims[start:stop])
+    widths = None if query_mask is None or query.dim() == 2 else last_true(query_mask).tolist()
+    sims = packed_products(queries, packed, bounds, dtype or query.dtype, widths=widths, block=block)[:, :m]
+    if widths is not None:  # a shorter query's columns past its own width are undefined: zero them
+        for g, (first, last) in enumerate(zip(bounds[:-1], bounds[1:])):
+            sims[first:last, widths[g] :] = 0.0
+    b, width = mask.shape
+    if b and (lengths == width).all():  # every candidate fills the width: the packed rows are the map
+        return sims.float().reshape(b, width, m).transpose(1, 2)
     sim = torch.zeros((mask.numel(), m), dtype=torch.float32, device=query.device)
-    sim.index_copy_(0, mask.reshape(-1).nonzero()[:, 0].to(query.device), sims[:, :m].float())
+    sim.index_copy_(0, mask.reshape(-1).nonzero()[:, 0].to(query.device), sims.float())
     return sim.reshape(*mask.shape, m).transpose(1, 2)
 
 

@@ -1,0 +1,97 @@
+"""F1 MaxSim straight from packed token rows (a store's serving path): one product per query against all its
+candidates' rows, then each document's max over its own rows, without the (B, m, L) map or any masked pass over it.
+
+The scores equal ``maxsim(similarity_map_packed(...))`` exactly in float32 (same products, same sums): the map
+is laid out (B, L, m) with padded rows at -inf (no copy at all when every candidate has L rows, as when documents
+reach the encoder's max length), and the max over L is a pairwise tree of contiguous element-wise maxima (a CPU
+reduces a middle axis several times slower).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+
+def packed_products(
+    queries: torch.Tensor,
+    packed: torch.Tensor,
+    bounds: Sequence[int],
+    dtype: torch.dtype,
+    *,
+    widths: Sequence[int] | None = None,
+    block: int = 2048,
+) -> torch.Tensor:
+    """Rows against their query: queries (G, m, d) (zero-padded), packed (T, d) any float dtype, query g owning
+    rows ``bounds[g]:bounds[g+1]`` -> (T, m8) products in ``dtype``, m8 = m rounded up to a multiple of 8 (BLAS
+    runs up to 2x faster). With ``widths`` (query g's own token count), query g is multiplied by its own m_g
+    rounded up to 8 columns only, not the pass's longest query; its other columns are then undefined (mask
+    them). Rows are converted block by block while they sit in cache (converting a whole pass first is ~4x
+    slower: the fp32 copy leaves the cache before the product reads it)."""
+    groups, m, d = queries.shape
+    m8 = -(-m // 8) * 8
+    padded = queries.new_zeros((groups, m8, d), dtype=dtype)
+    padded[:, :m] = queries
+    sims = torch.empty((packed.shape[0], m8), dtype=dtype, device=queries.device)
+    via = torch.float32 if packed.dtype == torch.float16 and dtype == torch.bfloat16 else dtype  # fp16->bf16 is slow
+    for g, (first, last) in enumerate(zip(bounds[:-1], bounds[1:])):
+        k = m8 if widths is None else min(m8, -(-int(widths[g]) // 8) * 8)
+        query = padded[g, :k].T
+        for start in range(first, last, block):
+            stop = min(start + block, last)
+            rows = packed[start:stop].to(queries.device, via).to(dtype)
+            if k == m8:
+                torch.mm(rows, query, out=sims[start:stop])
+            else:
+                sims[start:stop, :k] = torch.mm(rows, query)
+    return sims
+
+
+def segment_max(values: torch.Tensor, lengths: np.ndarray) -> torch.Tensor:
+    """values (T, k) of B consecutive segments of ``lengths`` rows -> (B, k) max over each segment's rows
+    (-inf for an empty segment)."""
+    b, k = len(lengths), values.shape[1]
+    width = int(lengths.max()) if b else 0
+    if b and (lengths == width).all():
+        grid = values.reshape(b, width, k)
+    else:
+        real = torch.from_numpy((np.arange(width)[None, :] < lengths[:, None]).reshape(-1))
+        grid = values.new_full((b * width, k), float("-inf"))
+        grid.index_copy_(0, real.nonzero()[:, 0].to(values.device), values)
+        grid = grid.reshape(b, width, k)
+    while grid.shape[1] > 1:  # pairwise maxima of contiguous halves: exact, and fast on any CPU
+        half = grid.shape[1] // 2
+        top = torch.maximum(grid[:, :half], grid[:, half : 2 * half])
+        grid = torch.cat([top, grid[:, 2 * half :]], dim=1) if grid.shape[1] % 2 else top
+    return grid[:, 0] if width else values.new_full((b, k), float("-inf"))
+
+
+def last_true(mask: torch.Tensor) -> torch.Tensor:
+    """(G, m) boolean -> (G,) one past the last True of each row (0 for none): the columns a row needs."""
+    positions = torch.arange(1, mask.shape[1] + 1, device=mask.device)
+    return (positions * mask).amax(1) if mask.shape[1] else mask.new_zeros(mask.shape[0], dtype=torch.long)
+
+
+def maxsim_packed(
+    queries: torch.Tensor,
+    query_mask: torch.Tensor,
+    packed: torch.Tensor,
+    lengths: np.ndarray,
+    sizes: Sequence[int],
+    *,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    """MaxSim of every candidate: queries (G, m, d) zero-padded with query_mask (G, m), query g against
+    ``sizes[g]`` consecutive candidates whose real rows are packed (T, d) (``lengths`` (B,) rows each, B =
+    sum(sizes)); the product in ``dtype`` -> (B,) float32 scores."""
+    token_ends = np.concatenate([[0], np.cumsum(lengths)])
+    bounds = token_ends[np.concatenate([[0], np.cumsum(sizes)])].tolist()
+    sims = packed_products(queries, packed, bounds, dtype, widths=last_true(query_mask).tolist())
+    m = queries.shape[1]
+    best = segment_max(sims, np.asarray(lengths))[:, :m].float()  # (B, m)
+    per_candidate = torch.tensor(list(sizes), device=queries.device)
+    mask = query_mask.repeat_interleave(per_candidate, dim=0)  # (B, m)
+    best = best.masked_fill(~mask, 0.0)
+    return best.sum(dim=-1) / mask.sum(dim=-1).clamp(min=1)
