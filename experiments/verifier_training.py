@@ -156,18 +156,26 @@ def train(args) -> None:
     print(json.dumps(info, indent=2))
 
 
-BETAS = (0.25, 0.5, 1.0, 1.5, 2.0)
+BETAS = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
 TAUS = (0.7, 0.75, 0.8, 0.85, 0.875, 0.9, 0.925, 0.95)
 SHARPNESS = (10.0, 20.0, 40.0)
 
 
 def fused(
-    s: np.ndarray, v: np.ndarray, beta: float, tau: float, sharpness: float = 20.0, r: np.ndarray | None = None
+    s: np.ndarray,
+    v: np.ndarray,
+    beta: float,
+    tau: float,
+    sharpness: float = 20.0,
+    r: np.ndarray | None = None,
+    v_self: np.ndarray | None = None,
 ) -> np.ndarray:
     """MaxSim minus the conditional penalty (``scoring.ConditionalPenalty``), from precomputed S and v; with the
-    reverse MaxSim ``r`` the gate is symmetric, min(S, r)."""
+    reverse MaxSim ``r`` the gate is symmetric, min(S, r); with the query's own verdict ``v_self`` the doubt is
+    max(0, v_self - v) (``reference="query"``), else 1 - v."""
     gate = s if r is None else np.minimum(s, r)
-    return s - beta / (1 + np.exp(-sharpness * (gate - tau))) * (1 - v)
+    doubt = 1 - v if v_self is None else np.maximum(0.0, v_self - v)
+    return s - beta / (1 + np.exp(-sharpness * (gate - tau))) * doubt
 
 
 def reverse_maxsim_reranker(encoder, store=None):
@@ -245,6 +253,32 @@ def dev_scores(name: str, run_dir: Path, d: dict, triplets: pd.DataFrame, base) 
     table = pd.concat(parts, ignore_index=True)
     table.to_parquet(path)
     return table
+
+
+def self_verdicts(name: str, run_dir: Path, d: dict, base) -> dict:
+    """The head's verdict v(q, q) on each dev query against itself (SciFact dev and caption dev queries), for the
+    ``reference="query"`` forms; kept in ``<run>/dev-self.parquet``. Returns {qid: v(q, q)} per part."""
+    from pyterrier_compverify.datasets import load_collection
+    from pyterrier_compverify.measures import score_pairs
+
+    path = run_dir / name / "dev-self.parquet"
+    if not path.exists():
+        verifier = cv.Verifier(run_dir / name)
+        encoder = verifier.load_encoder(encoder=None if verifier.meta["fine_tuned_encoder"] else base, device="cpu")
+        head = verifier.reranker(encoder=encoder, penalty=False)
+        topics = load_collection("irds:beir/scifact/train").topics()
+        parts = {
+            "scifact": topics[topics["query"].isin(set(d["dev_queries"]))],
+            "caption": caption_retrieval_dev(d, run_dir)[0],
+        }
+        frames = []
+        for part, t in parts.items():
+            queries = t["query"].tolist()
+            v = score_pairs(head, queries, queries)
+            frames.append(pd.DataFrame({"part": part, "qid": t["qid"].to_numpy(), "v_self": v}))
+        pd.concat(frames, ignore_index=True).to_parquet(path)
+    table = pd.read_parquet(path)
+    return {part: dict(zip(rows["qid"], rows["v_self"])) for part, rows in table.groupby("part")}
 
 
 def caption_retrieval_dev(d: dict, run_dir: Path):
@@ -347,28 +381,37 @@ def dev(args) -> None:
         dev_qrels = dev_qrels.rename(columns={"qid": "query_id", "docno": "doc_id", "label": "relevance"})
         run = sci[["qid", "docno"]].rename(columns={"qid": "query_id", "docno": "doc_id"})
         pairs = {k: table[table["part"] == k].sort_values("row") for k in ("positive", "negative", "identity")}
+        identity_v = pairs["identity"]["v"].to_numpy()  # v(a, a): the anchor is the query of its triplet
+        pairs = {k: p.assign(v_self=identity_v) for k, p in pairs.items()}
+        own = self_verdicts(name, run_dir, d, base)
+        sci = sci.assign(v_self=sci["qid"].map(own["scifact"]))
 
         kw = kw_scores(name, run_dir, d, base)
+        kw = kw.assign(v_self=kw["qid"].map(own["caption"]))
         context = (name, sci, run, dev_qrels, pairs, triplets, kw, kw_qrels)
         rows.append(form_row(context, "MaxSim", lambda t: t["s"].to_numpy()))
         rows.append(form_row(context, "head", lambda t: t["v"].to_numpy()))
-        for gate, beta, tau, k in itertools.product(args.gates.split(","), BETAS, TAUS, SHARPNESS):
+        grid = itertools.product(args.gates.split(","), args.references.split(","), BETAS, TAUS, SHARPNESS)
+        for gate, reference, beta, tau, k in grid:
+            label = ("" if gate == "forward" else f" {gate}") + ("" if reference == "fixed" else f" {reference}")
             rows.append(
                 form_row(
                     context,
-                    f"fused beta={beta} tau={tau} k={k:g}" + ("" if gate == "forward" else f" {gate}"),
-                    lambda t, beta=beta, tau=tau, k=k, gate=gate: fused(
+                    f"fused beta={beta} tau={tau} k={k:g}" + label,
+                    lambda t, beta=beta, tau=tau, k=k, gate=gate, reference=reference: fused(
                         t["s"].to_numpy(),
                         t["v"].to_numpy(),
                         beta,
                         tau,
                         k,
                         r=None if gate == "forward" else t["r"].to_numpy(),
+                        v_self=None if reference == "fixed" else t["v_self"].to_numpy(),
                     ),
                     beta=beta,
                     tau=tau,
                     sharpness=k,
                     gate=gate,
+                    reference=reference,
                 )
             )
     table = pd.DataFrame(rows)
@@ -379,11 +422,12 @@ def dev(args) -> None:
         table[f"{collection} - MaxSim"] = table[f"{collection} dev nDCG@10"] - table["verifier"].map(maxsim)
     fused_rows = table[table["form"].str.startswith("fused")]
     columns = ["SciFact - MaxSim", "caption - MaxSim", "headline", "identity win"]
-    mean = fused_rows.groupby(["gate", "beta", "tau", "sharpness"])[columns].agg(["mean", "min"])
+    mean = fused_rows.groupby(["gate", "reference", "beta", "tau", "sharpness"])[columns].agg(["mean", "min"])
     mean.columns = [" ".join(c) for c in mean.columns]
     safe = (mean["SciFact - MaxSim min"] >= -args.max_drop) & (mean["caption - MaxSim min"] >= -args.max_drop)
     keep = mean[safe].sort_values("headline mean", ascending=False)
-    shown = table[~table["form"].str.startswith("fused")].drop(columns=["gate", "beta", "tau", "sharpness"]).round(4)
+    form_columns = ["gate", "reference", "beta", "tau", "sharpness"]
+    shown = table[~table["form"].str.startswith("fused")].drop(columns=form_columns).round(4)
     print(shown.to_markdown(index=False))
     print(f"\nfused forms at most {args.max_drop} below MaxSim on both dev collections for every verifier, best first:")
     print(keep.head(10).round(4).to_markdown())
@@ -399,6 +443,8 @@ def ship(args) -> None:
     penalty = None
     if args.beta:
         penalty = {"beta": args.beta, "tau": args.tau, "sharpness": args.sharpness, "gate": args.gate}
+        if args.reference != "fixed":
+            penalty["reference"] = args.reference
     verifier.set_default_penalty(penalty, selected_on=args.selected_on)
     if not args.package:
         print(f"{verifier}: serving form {penalty}")
@@ -443,6 +489,7 @@ def main() -> None:
     p.add_argument("--tag", default="latest")
     p.add_argument("--max-drop", type=float, default=0.005, help="largest dev nDCG@10 loss against MaxSim allowed")
     p.add_argument("--gates", default="forward,symmetric", help="penalty gates to search (scoring.GATES)")
+    p.add_argument("--references", default="fixed,query", help="doubt references to search (scoring.REFERENCES)")
     p.set_defaults(func=dev)
     p = sub.add_parser("ship")
     p.add_argument("--name", required=True)
@@ -450,6 +497,7 @@ def main() -> None:
     p.add_argument("--tau", type=float, default=None)
     p.add_argument("--sharpness", type=float, default=20.0)
     p.add_argument("--gate", default="forward", choices=["forward", "symmetric"])
+    p.add_argument("--reference", default="fixed", choices=["fixed", "query"])
     p.add_argument("--no-package", dest="package", action="store_false", help="only record the serving form")
     p.add_argument("--selected-on", default="Flickr8k dev near-misses + 200 held-out SciFact train queries")
     p.set_defaults(func=ship)

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from .scoring import ConditionalPenalty, maxsim, pad_token_states, score_candidates, similarity_map
+from .scoring.pairs import query_verdicts
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -118,7 +119,8 @@ def explain(reranker: TokenReranker, query: str, text: str) -> Explanation:
         base = maxsim(sim, query_mask, cand_mask)
         verdict = penalty = None
         if isinstance(head, ConditionalPenalty):
-            _, verdict, penalty = head.components(sim, query_mask, cand_mask)
+            options = query_verdicts(head, q[None], query_mask[None])  # v(q, q) where the form needs it
+            _, verdict, penalty = head.components(sim, query_mask, cand_mask, **options)
         elif any(True for _ in head.parameters()):  # a learned head alone: its score is its verdict
             verdict = score
     sim_np = sim[0].float().cpu().numpy()
@@ -149,6 +151,7 @@ def _label(reranker: TokenReranker) -> str:
     head = reranker.head
     if isinstance(head, ConditionalPenalty):
         gate = "" if head.gate == "forward" else f", {head.gate} gate"
+        gate += "" if head.reference == "fixed" else ", against the query's own verdict"
         return f"{type(reranker).__name__} (MaxSim - penalty, beta {head.beta:g}, tau {head.tau:g}{gate})"
     return type(reranker).__name__
 

@@ -19,7 +19,7 @@ from .heads.fixed import FixedHead, bag_of_similarities, maxsim, soft_align
 from .heads.map_transformer import MapTransformerHead
 from .heads.pooled import PooledHead, masked_mean, pooled_cosine
 from .pairs import score_aligned, score_all_pairs, score_candidates, score_packed
-from .penalty import GATES, ConditionalPenalty, reverse_maxsim
+from .penalty import GATES, REFERENCES, ConditionalPenalty, reverse_maxsim
 from .registry import HEADS, HeadSpec, build_head, head_kind, head_spec, register_head
 from .simmap import (
     map_features,
@@ -38,6 +38,7 @@ __all__ = [
     "HEADS",
     "ConditionalPenalty",
     "GATES",
+    "REFERENCES",
     "reverse_maxsim",
     "FixedHead",
     "HeadSpec",

@@ -17,13 +17,29 @@ from .registry import head_kind
 from .simmap import reduced_product_dtype, similarity_map, similarity_map_packed, similarity_map_pairwise
 
 
-def run_head(head: nn.Module, dtype: torch.dtype, *inputs: torch.Tensor) -> torch.Tensor:
-    """``head(*inputs)`` in float32, or under ``torch.autocast`` in ``dtype`` (bfloat16: matrix products in bf16,
-    norms and softmax in float32); float32 scores either way."""
+def run_head(head: nn.Module, dtype: torch.dtype, *inputs: torch.Tensor, **options) -> torch.Tensor:
+    """``head(*inputs, **options)`` in float32, or under ``torch.autocast`` in ``dtype`` (bfloat16: matrix
+    products in bf16, norms and softmax in float32); float32 scores either way."""
     if dtype == torch.float32:
-        return head(*inputs)
+        return head(*inputs, **options)
     with torch.autocast(inputs[0].device.type, dtype=dtype):
-        return head(*inputs).float()
+        return head(*inputs, **options).float()
+
+
+def query_verdicts(
+    head: nn.Module, queries: torch.Tensor, query_mask: torch.Tensor, dtype: torch.dtype = torch.float32
+) -> dict:
+    """The options a map head needs besides the map: for a head that measures candidates against the query's
+    own text (``needs_query_verdict``, e.g. ``ConditionalPenalty(reference="query")``) ``query_verdict``, its
+    verifier on each query's self-map, (G,) for zero-padded queries (G, m, d) with mask (G, m); else none."""
+    if not getattr(head, "needs_query_verdict", False):
+        return {}
+    return {"query_verdict": run_head(head.query_verdict, dtype, similarity_map(queries, queries), query_mask)}
+
+
+def _per_row(options: dict, repeats: torch.Tensor | int) -> dict:
+    """Each query's options repeated for its candidates (``repeats`` per query, or a count for all)."""
+    return {k: v.repeat_interleave(repeats, dim=0) for k, v in options.items()}
 
 
 def score_candidates(
@@ -39,7 +55,8 @@ def score_candidates(
     query_mask = torch.ones(query.shape[0], dtype=torch.bool, device=query.device)
     if head_kind(head) == "states":
         return run_head(head, dtype, query, query_mask, cand, cand_mask)
-    return run_head(head, dtype, similarity_map(query, cand), query_mask, cand_mask)
+    options = _per_row(query_verdicts(head, query[None], query_mask[None], dtype), cand.shape[0])
+    return run_head(head, dtype, similarity_map(query, cand), query_mask, cand_mask, **options)
 
 
 def score_packed(
@@ -75,7 +92,8 @@ def score_packed(
         lengths = mask.sum(1).cpu().numpy()
         return maxsim_packed(queries, query_mask, packed, lengths, sizes, dtype=product)
     sim = similarity_map_packed(queries, packed, mask, sizes=sizes, dtype=product, query_mask=query_mask)
-    return run_head(head, dtype, sim, cand_query_mask, mask)
+    options = _per_row(query_verdicts(head, queries, query_mask, dtype), per_candidate)
+    return run_head(head, dtype, sim, cand_query_mask, mask, **options)
 
 
 def score_aligned(
@@ -84,7 +102,7 @@ def score_aligned(
     """Query i against candidate i: (B, m, d) and (B, n, d) zero-padded states with their masks -> (B,)."""
     if head_kind(head) == "states":
         return head(query, query_mask, cand, cand_mask)
-    return head(similarity_map(query, cand), query_mask, cand_mask)
+    return head(similarity_map(query, cand), query_mask, cand_mask, **query_verdicts(head, query, query_mask))
 
 
 def score_all_pairs(
@@ -108,4 +126,4 @@ def score_all_pairs(
     sim = similarity_map_pairwise(query, cand).reshape(a * c, m, n)
     qm = query_mask[:, None].expand(a, c, m).reshape(a * c, m)
     km = cand_mask[None].expand(a, c, n).reshape(a * c, n)
-    return head(sim, qm, km).reshape(a, c)
+    return head(sim, qm, km, **_per_row(query_verdicts(head, query, query_mask), c)).reshape(a, c)

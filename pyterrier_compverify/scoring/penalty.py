@@ -9,6 +9,7 @@ from .heads.fixed import maxsim
 from .simmap import batch_mask
 
 GATES = ("forward", "symmetric")
+REFERENCES = ("fixed", "query")
 
 
 def reverse_maxsim(sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor:
@@ -23,12 +24,17 @@ def reverse_maxsim(sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch
 
 
 class ConditionalPenalty(nn.Module):
-    """S - beta * sigmoid(k (G - tau)) * (1 - v): a base score S (MaxSim) lowered by a verifier v in [-1, 1]
+    """S - beta * sigmoid(k (G - tau)) * D: a base score S (MaxSim) lowered by a verifier's verdict v in [-1, 1]
     only where the gate G says "near-duplicate" (G above about tau), so ordinary ranking stays MaxSim's.
 
     ``gate="forward"``: G = S (the query's words are all in the candidate). ``gate="symmetric"``:
     G = min(S, reverse MaxSim), near-duplicate both ways, so a candidate that adds much to the query (a richer
     description, a long passage) is never penalised, while a one-word edit of the query is.
+
+    ``reference="fixed"``: D = 1 - v. ``reference="query"``: D = max(0, v(q, q) - v), the verdict measured against
+    the verifier's verdict on the query's own text, so the query's own text is never penalised and a candidate is
+    penalised by how much less the verifier believes it than the query itself. ``scoring.pairs`` passes v(q, q)
+    (:meth:`query_verdict` on each query's self-map, one head pass per query).
 
     >>> sim = torch.ones(1, 2, 2)  # identical texts: S = 1
     >>> class Reject(nn.Module):
@@ -37,6 +43,9 @@ class ConditionalPenalty(nn.Module):
     >>> q, c = torch.ones(2, dtype=torch.bool), torch.ones(1, 2, dtype=torch.bool)
     >>> round(head(sim, q, c).item(), 3)  # 1 - 0.5 * sigmoid(2) * 2
     0.119
+    >>> head = ConditionalPenalty(Reject(), beta=0.5, tau=0.9, reference="query")
+    >>> head(sim, q, c, query_verdict=torch.tensor([-1.0])).item()  # the query's own verdict: no penalty
+    1.0
     """
 
     kind = "map"
@@ -49,26 +58,57 @@ class ConditionalPenalty(nn.Module):
         tau: float = 0.9,
         sharpness: float = 20.0,
         gate: str = "forward",
+        reference: str = "fixed",
     ):
         super().__init__()
         if gate not in GATES:
             raise ValueError(f"gate={gate!r}: choose one of {', '.join(GATES)}")
-        self.verifier, self.beta, self.tau, self.sharpness, self.gate = verifier, beta, tau, sharpness, gate
+        if reference not in REFERENCES:
+            raise ValueError(f"reference={reference!r}: choose one of {', '.join(REFERENCES)}")
+        self.verifier, self.beta, self.tau, self.sharpness = verifier, beta, tau, sharpness
+        self.gate, self.reference = gate, reference
 
-    def forward(self, sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor:
-        base, _, penalty = self.components(sim, query_mask, cand_mask)
+    @property
+    def needs_query_verdict(self) -> bool:
+        """Whether scoring must pass ``query_verdict`` (v(q, q) of each candidate's query)."""
+        return self.reference == "query"
+
+    def query_verdict(self, self_sim: torch.Tensor, query_mask: torch.Tensor) -> torch.Tensor:
+        """The verifier's verdict on each query against itself: self-maps (G, m, m), mask (G, m) -> (G,)."""
+        return self.verifier(self_sim, query_mask, query_mask)
+
+    def forward(
+        self,
+        sim: torch.Tensor,
+        query_mask: torch.Tensor,
+        cand_mask: torch.Tensor,
+        query_verdict: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        base, _, penalty = self.components(sim, query_mask, cand_mask, query_verdict)
         return base - penalty
 
     def components(
-        self, sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor
+        self,
+        sim: torch.Tensor,
+        query_mask: torch.Tensor,
+        cand_mask: torch.Tensor,
+        query_verdict: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The parts of the score (each (B,)): the base S (MaxSim), the verifier's verdict v and the penalty
-        beta * sigmoid(sharpness (G - tau)) * (1 - v) that is subtracted from S (what ``explain`` shows)."""
+        beta * sigmoid(sharpness (G - tau)) * D that is subtracted from S (what ``explain`` shows).
+        ``query_verdict`` (B,): v(q, q) of each row's query, needed with ``reference="query"``."""
         base = maxsim(sim, query_mask, cand_mask)
         gate = base if self.gate == "forward" else torch.minimum(base, reverse_maxsim(sim, query_mask, cand_mask))
         v = self.verifier(sim, query_mask, cand_mask)
-        return base, v, self.beta * torch.sigmoid(self.sharpness * (gate - self.tau)) * (1 - v)
+        if self.reference == "fixed":
+            doubt = 1 - v
+        elif query_verdict is None:
+            raise ValueError("ConditionalPenalty(reference='query') needs query_verdict: score through scoring.pairs")
+        else:
+            doubt = (query_verdict.to(v.dtype) - v).clamp(min=0)
+        return base, v, self.beta * torch.sigmoid(self.sharpness * (gate - self.tau)) * doubt
 
     def extra_repr(self) -> str:
         gate = "" if self.gate == "forward" else f", gate={self.gate}"
-        return f"beta={self.beta}, tau={self.tau}, sharpness={self.sharpness}{gate}"
+        reference = "" if self.reference == "fixed" else f", reference={self.reference}"
+        return f"beta={self.beta}, tau={self.tau}, sharpness={self.sharpness}{gate}{reference}"
