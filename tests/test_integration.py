@@ -93,3 +93,17 @@ def test_packaged_mapverifier_loads_and_matches_store_and_text(minilm, scifact_d
     assert (from_text["score"].to_numpy() <= maxsim["score"].to_numpy() + 1e-6).all()
     pure = cv.MapVerifier(encoder=minilm, penalty=False)(frame)
     assert pure["score"].between(-1, 1).all()
+
+
+def test_packaged_mapverifier_never_ranks_a_near_miss_above_the_query_itself(minilm):
+    """The shipped form measures each candidate against the head's verdict on the query's own text: the query's
+    own text keeps MaxSim 1 (no penalty), and a one-word edit of it is penalised only by the head's doubt."""
+    verifier = cv.MapVerifier(encoder=minilm)
+    assert verifier.penalty.get("reference") == "query" and verifier.penalty.get("gate") == "symmetric"
+    query = "A black dog runs across the green grass ."
+    texts = [query, "A white dog runs across the green grass .", "A black cat runs across the green grass ."]
+    frame = pd.DataFrame({"qid": "q", "query": query, "docno": ["self", "att", "obj"], "text": texts})
+    scores = verifier(frame).set_index("docno")["score"]
+    maxsim = cv.MaxSim(minilm)(frame).set_index("docno")["score"]
+    assert scores["self"] == pytest.approx(maxsim["self"], abs=1e-3) and scores["self"] > 0.99
+    assert (scores[["att", "obj"]] < scores["self"]).all() and (scores <= maxsim + 1e-6).all()
