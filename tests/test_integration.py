@@ -95,10 +95,12 @@ def test_packaged_mapverifier_loads_and_matches_store_and_text(minilm, scifact_d
     assert pure["score"].between(-1, 1).all()
 
 
-def test_packaged_mapverifier_never_ranks_a_near_miss_above_the_query_itself(minilm):
+@pytest.mark.parametrize("reranker_class", ["MapVerifier", "MapCNN"])
+def test_packaged_verifiers_never_rank_a_near_miss_above_the_query_itself(minilm, reranker_class):
     """The shipped form measures each candidate against the head's verdict on the query's own text: the query's
     own text keeps MaxSim 1 (no penalty), and a one-word edit of it is penalised only by the head's doubt."""
-    verifier = cv.MapVerifier(encoder=minilm)
+    verifier = getattr(cv, reranker_class)(encoder=minilm)
+    assert verifier.verifier.meta["head"] == verifier.HEAD
     assert verifier.penalty.get("reference") == "query" and verifier.penalty.get("gate") == "symmetric"
     query = "A black dog runs across the green grass ."
     texts = [query, "A white dog runs across the green grass .", "A black cat runs across the green grass ."]
