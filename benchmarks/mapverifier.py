@@ -30,6 +30,7 @@ from rerank_common import PaddedCorpus, at_depth, conditions, interleave, ndcg10
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.scoring.pairs import query_verdicts
 
 
 def paper_loop(verifier: cv.MapVerifier, frame: pd.DataFrame, texts: dict, size: int = 128) -> np.ndarray:
@@ -43,8 +44,9 @@ def paper_loop(verifier: cv.MapVerifier, frame: pd.DataFrame, texts: dict, size:
         sim[0, : q.shape[0], : c.shape[0]] = q @ c.T
         qmask = (torch.arange(size) < q.shape[0])[None]
         cmask = (torch.arange(size) < c.shape[0])[None]
-        with torch.inference_mode():
-            scores.append(float(head(sim, qmask, cmask)))
+        with torch.inference_mode():  # the query's own verdict where the serving form measures against it
+            own = query_verdicts(head, q[None], torch.ones(1, q.shape[0], dtype=torch.bool))
+            scores.append(float(head(sim, qmask, cmask, **own)))
     return np.array(scores)
 
 
