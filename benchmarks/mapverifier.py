@@ -2,7 +2,10 @@
 TokenStore, query token states shared with the first stage, at depths 10 / 100 / 1000. In one run, interleaved
 (A, B, A, B, ...), best of ``--rounds`` with every round shown:
 
-- ``fp32``: ``MapVerifier(store=...)``, exact (the default);
+- ``fp32``: ``MapVerifier(store=...)``, exact up to ``skip_below`` (the default: the head runs only on candidates
+  whose gate lets the penalty exceed 1e-6);
+- ``ungated``: the same with ``skip_below=0`` (the head on every candidate: the form as served before);
+- ``maxsim``: the project's ``MaxSim(store=...)``, fp32 (what the default costs on top of it);
 - ``bf16``: ``dtype="bfloat16"`` (map product in reduced precision, head under bf16 autocast);
 - ``plain_f4``: the same reranker with F4's tiles formed (``head.factorised = False``), fp32;
 - ``plain_maxsim``: plain PyTorch MaxSim over an fp32 corpus padded once in memory (a floor for any map head);
@@ -34,8 +37,9 @@ from pyterrier_compverify.scoring.pairs import query_verdicts
 
 
 def paper_loop(verifier: cv.MapVerifier, frame: pd.DataFrame, texts: dict, size: int = 128) -> np.ndarray:
-    """Score each (query, candidate) pair on its own: encode both, pad the map to size x size, full F4 layers,
-    the same serving form (MaxSim minus the conditional penalty) as the reranker."""
+    """Score each (query, candidate) pair on its own: encode both, pad the map to size x size, full F4 layers, the
+    same serving form (MaxSim minus the conditional penalty) as the reranker, the head on every pair (pass an
+    ungated form, ``skip_below=0``)."""
     encoder, head = verifier.encoder, verifier.head
     scores = []
     for row in frame.itertuples():
@@ -72,12 +76,19 @@ def main() -> None:
     bf16 = cv.MapVerifier(encoder=encoder, store=indices.store, dtype="bfloat16")
     plain_f4 = cv.MapVerifier(encoder=encoder, store=indices.store)
     plain_f4.head.verifier.factorised = False
+    ungated = cv.MapVerifier(encoder=encoder, store=indices.store)
+    ungated.head.skip_below = 0.0
+    maxsim = cv.MaxSim(encoder, store=indices.store)
+    verified = []  # maps through fp32's head (candidates with an open gate, then their queries' own maps)
+    fp32.head.verifier.register_forward_hook(lambda module, inputs, output: verified.append(inputs[0].shape[0]))
     rows, diffs = [], {}
     for depth in (10, 100, 1000):
         frame = at_depth(top, depth, args.every)
         n = frame["qid"].nunique()
         fns = {
             "fp32": lambda f=frame: fp32(f),
+            "ungated": lambda f=frame: ungated(f),
+            "maxsim": lambda f=frame: maxsim(f),
             "bf16": lambda f=frame: bf16(f),
             "plain_f4": lambda f=frame: plain_f4(f),
             "plain_maxsim": lambda f=frame: plain.maxsim(f),
@@ -89,17 +100,24 @@ def main() -> None:
             rows.append({"depth": depth, "path": name, "queries": n, "ms_per_query_best": 1000 * min(seconds) / n,
                          "ms_per_query_rounds": [round(1000 * s / n, 2) for s in seconds]})  # fmt: skip
         rows.append({"depth": depth, "path": "fp32 / bf16", **ratio_cells(times, "fp32", "bf16")})
+        rows.append({"depth": depth, "path": "ungated / fp32", **ratio_cells(times, "ungated", "fp32")})
+        rows.append({"depth": depth, "path": "fp32 / maxsim", **ratio_cells(times, "fp32", "maxsim")})
+        rows.append({"depth": depth, "path": "fp32 / plain_maxsim", **ratio_cells(times, "fp32", "plain_maxsim")})
         rows.append({"depth": depth, "path": "plain_f4 / fp32", **ratio_cells(times, "plain_f4", "fp32")})
         rows.append({"depth": depth, "path": "bf16 / plain_maxsim", **ratio_cells(times, "bf16", "plain_maxsim")})
         exact = results["fp32"]["score"]
         diffs[depth] = {
-            f"{k}_vs_fp32_max_abs_diff": float((results[k]["score"] - exact).abs().max()) for k in ("plain_f4", "bf16")
+            f"{k}_vs_fp32_max_abs_diff": float((results[k]["score"] - exact).abs().max())
+            for k in ("plain_f4", "bf16", "ungated")
         }
+        verified.clear()
+        fp32(frame)
+        diffs[depth]["head_maps_per_candidate"] = round(sum(verified) / len(frame), 4)
     texts = {d["docno"]: d["text"] for d in collection.corpus_iter()}
     few = at_depth(top, 100, 1)
     few = few[few["qid"].isin(few["qid"].drop_duplicates().iloc[: args.loop_queries])]
     loop_times, loop_results = interleave(
-        {"paper_loop": lambda: paper_loop(fp32, few, texts), "bf16": lambda: bf16(few)}, args.rounds
+        {"paper_loop": lambda: paper_loop(ungated, few, texts), "bf16": lambda: bf16(few)}, args.rounds
     )
     loop_ms = [1000 * s / args.loop_queries for s in loop_times["paper_loop"]]
     loop_diff = float(np.abs(loop_results["paper_loop"] - fp32(few)["score"].to_numpy()).max())

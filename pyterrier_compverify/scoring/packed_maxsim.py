@@ -74,6 +74,13 @@ def last_true(mask: torch.Tensor) -> torch.Tensor:
     return (positions * mask).amax(1) if mask.shape[1] else mask.new_zeros(mask.shape[0], dtype=torch.long)
 
 
+def row_bounds(lengths: np.ndarray, sizes: Sequence[int]) -> tuple[np.ndarray, list[int]]:
+    """Candidates' row counts (B,) and queries' candidate counts (G,) -> each candidate's first row (B + 1,) and
+    each query's first row (G + 1,) in the packed rows."""
+    token_ends = np.concatenate([[0], np.cumsum(lengths)])
+    return token_ends, token_ends[np.concatenate([[0], np.cumsum(sizes)])].tolist()
+
+
 def maxsim_packed(
     queries: torch.Tensor,
     query_mask: torch.Tensor,
@@ -86,12 +93,43 @@ def maxsim_packed(
     """MaxSim of every candidate: queries (G, m, d) zero-padded with query_mask (G, m), query g against
     ``sizes[g]`` consecutive candidates whose real rows are packed (T, d) (``lengths`` (B,) rows each, B =
     sum(sizes)); the product in ``dtype`` -> (B,) float32 scores."""
-    token_ends = np.concatenate([[0], np.cumsum(lengths)])
-    bounds = token_ends[np.concatenate([[0], np.cumsum(sizes)])].tolist()
-    sims = packed_products(queries, packed, bounds, dtype, widths=last_true(query_mask).tolist())
-    m = queries.shape[1]
+    sims = packed_products(queries, packed, row_bounds(lengths, sizes)[1], dtype, widths=last_true(query_mask).tolist())
+    return _maxsim_of_products(sims, query_mask, lengths, sizes)
+
+
+def maxsim_both_ways(
+    queries: torch.Tensor,
+    query_mask: torch.Tensor,
+    packed: torch.Tensor,
+    lengths: np.ndarray,
+    sizes: Sequence[int],
+    *,
+    dtype: torch.dtype = torch.float32,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """As :func:`maxsim_packed`, and from the same product: (MaxSim (B,), reverse MaxSim (B,) (mean over each
+    candidate's rows of their best real query token), the (T, m8) products, for maps of some candidates)."""
+    bounds = row_bounds(lengths, sizes)[1]
+    widths = last_true(query_mask).tolist()
+    sims = packed_products(queries, packed, bounds, dtype, widths=widths)
+    forward = _maxsim_of_products(sims, query_mask, lengths, sizes)
+    row_best = torch.empty(sims.shape[0], dtype=torch.float32, device=sims.device)  # each row's best query token
+    for g, (first, last) in enumerate(zip(bounds[:-1], bounds[1:])):
+        block, real = sims[first:last, : widths[g]], query_mask[g, : widths[g]]
+        if not bool(real.all()):  # a query mask with holes (never from pad_token_states)
+            block = block.masked_fill(~real, float("-inf"))
+        row_best[first:last] = block.amax(1) if widths[g] else float("-inf")
+    per_row = torch.from_numpy(np.asarray(lengths)).to(sims.device)
+    backward = torch.segment_reduce(row_best, "sum", lengths=per_row) / per_row.clamp(min=1)
+    return forward, backward, sims
+
+
+def _maxsim_of_products(
+    sims: torch.Tensor, query_mask: torch.Tensor, lengths: np.ndarray, sizes: Sequence[int]
+) -> torch.Tensor:
+    """(T, m8) products -> (B,) MaxSim: each candidate's max over its rows, mean over its query's real tokens."""
+    m = query_mask.shape[1]
     best = segment_max(sims, np.asarray(lengths))[:, :m].float()  # (B, m)
-    per_candidate = torch.tensor(list(sizes), device=queries.device)
+    per_candidate = torch.tensor(list(sizes), device=query_mask.device)
     mask = query_mask.repeat_interleave(per_candidate, dim=0)  # (B, m)
     best = best.masked_fill(~mask, 0.0)
     return best.sum(dim=-1) / mask.sum(dim=-1).clamp(min=1)

@@ -8,13 +8,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import torch
 from torch import nn
 
 from .heads.fixed import FixedHead, maxsim
-from .packed_maxsim import maxsim_packed
+from .packed_maxsim import maxsim_both_ways, maxsim_packed, row_bounds
+from .penalty import ConditionalPenalty
 from .registry import head_kind
-from .simmap import reduced_product_dtype, similarity_map, similarity_map_packed, similarity_map_pairwise
+from .simmap import (
+    map_from_products,
+    reduced_product_dtype,
+    similarity_map,
+    similarity_map_packed,
+    similarity_map_pairwise,
+)
 
 
 def run_head(head: nn.Module, dtype: torch.dtype, *inputs: torch.Tensor, **options) -> torch.Tensor:
@@ -91,9 +99,54 @@ def score_packed(
     if isinstance(head, FixedHead) and head.fn is maxsim and not head.options:  # F1: no map, no masked passes
         lengths = mask.sum(1).cpu().numpy()
         return maxsim_packed(queries, query_mask, packed, lengths, sizes, dtype=product)
+    if isinstance(head, ConditionalPenalty) and head.skip_below > 0:
+        return _gated_packed(head, queries, query_mask, packed, mask, sizes, product, dtype)
     sim = similarity_map_packed(queries, packed, mask, sizes=sizes, dtype=product, query_mask=query_mask)
     options = _per_row(query_verdicts(head, queries, query_mask, dtype), per_candidate)
     return run_head(head, dtype, sim, cand_query_mask, mask, **options)
+
+
+def _gated_packed(
+    head: ConditionalPenalty,
+    queries: torch.Tensor,
+    query_mask: torch.Tensor,
+    packed: torch.Tensor,
+    mask: torch.Tensor,
+    sizes: list[int],
+    product: torch.dtype,
+    dtype: torch.dtype,
+) -> torch.Tensor:
+    """The conditional penalty from packed rows: MaxSim both ways from one product of all rows (no map), then
+    one verifier pass over the maps of the candidates whose gate is open and, with ``reference="query"``, their
+    queries' self-maps (``ConditionalPenalty.gated``). Arguments as for :func:`score_packed`; (B,) scores."""
+    lengths = mask.sum(1).cpu().numpy()
+    base, reverse, sims = maxsim_both_ways(queries, query_mask, packed, lengths, sizes, dtype=product)
+    m, device = queries.shape[1], queries.device
+    owner = torch.arange(len(sizes), device=device).repeat_interleave(torch.tensor(sizes, device=device))
+    token_ends = row_bounds(lengths, sizes)[0]
+
+    def verdicts(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        picked = rows.cpu().numpy()
+        starts, counts = token_ends[picked], lengths[picked]
+        token_rows = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
+        cand_mask = mask[rows][:, : int(counts.max())]
+        cand_query_mask = query_mask[owner[rows]]
+        products = sims[torch.from_numpy(token_rows).to(device), :m]  # past a query's width: undefined
+        real = cand_query_mask.repeat_interleave(torch.from_numpy(counts).to(device), 0)
+        maps = [map_from_products(products.masked_fill(~real, 0.0), cand_mask)]  # (k, m, L)
+        masks, query_masks = [cand_mask], [cand_query_mask]
+        if head.needs_query_verdict:  # the queries' own maps in the same pass, padded to one width
+            needed, which = owner[rows].unique(return_inverse=True)
+            maps.append(similarity_map(queries[needed], queries[needed]))  # (g, m, m)
+            masks.append(query_mask[needed])
+            query_masks.append(query_mask[needed])
+        width = max(x.shape[2] for x in maps)
+        sim = torch.cat([torch.nn.functional.pad(x.float(), (0, width - x.shape[2])) for x in maps])
+        cand = torch.cat([torch.nn.functional.pad(x, (0, width - x.shape[1])) for x in masks])
+        v = run_head(head.verifier, dtype, sim, torch.cat(query_masks), cand)
+        return v[: len(rows)], (v[len(rows) :][which] if head.needs_query_verdict else None)
+
+    return head.gated(base, reverse if head.gate == "symmetric" else None, verdicts)
 
 
 def score_aligned(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import nn
 
@@ -36,6 +38,11 @@ class ConditionalPenalty(nn.Module):
     penalised by how much less the verifier believes it than the query itself. ``scoring.pairs`` passes v(q, q)
     (:meth:`query_verdict` on each query's self-map, one head pass per query).
 
+    The verifier runs only on candidates whose penalty can exceed ``skip_below`` (score units): with v in
+    [-1, 1], D <= 2, so a candidate with beta * sigmoid(k (G - tau)) * 2 <= ``skip_below`` keeps S, within
+    ``skip_below`` of the full form (:meth:`gated`). A query and a long passage are never near-duplicates both
+    ways, so on retrieval the head rarely runs; ``skip_below=0`` runs it on every candidate.
+
     >>> sim = torch.ones(1, 2, 2)  # identical texts: S = 1
     >>> class Reject(nn.Module):
     ...     def forward(self, sim, q, c): return -torch.ones(sim.shape[0])
@@ -59,6 +66,7 @@ class ConditionalPenalty(nn.Module):
         sharpness: float = 20.0,
         gate: str = "forward",
         reference: str = "fixed",
+        skip_below: float = 1e-6,
     ):
         super().__init__()
         if gate not in GATES:
@@ -67,6 +75,7 @@ class ConditionalPenalty(nn.Module):
             raise ValueError(f"reference={reference!r}: choose one of {', '.join(REFERENCES)}")
         self.verifier, self.beta, self.tau, self.sharpness = verifier, beta, tau, sharpness
         self.gate, self.reference = gate, reference
+        self.skip_below = skip_below
 
     @property
     def needs_query_verdict(self) -> bool:
@@ -84,7 +93,36 @@ class ConditionalPenalty(nn.Module):
         cand_mask: torch.Tensor,
         query_verdict: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        base, _, penalty = self.components(sim, query_mask, cand_mask, query_verdict)
+        query_mask = batch_mask(query_mask, sim.shape[0])
+        base = maxsim(sim, query_mask, cand_mask)
+        reverse = reverse_maxsim(sim, query_mask, cand_mask) if self.gate == "symmetric" else None
+        if self.needs_query_verdict and query_verdict is None:
+            raise ValueError("ConditionalPenalty(reference='query') needs query_verdict: score through scoring.pairs")
+
+        def verdicts(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+            v = self.verifier(sim[rows], query_mask[rows], cand_mask[rows])
+            return v, None if query_verdict is None else query_verdict[rows]
+
+        return self.gated(base, reverse, verdicts)
+
+    def gated(
+        self,
+        base: torch.Tensor,
+        reverse: torch.Tensor | None,
+        verdicts: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor | None]],
+    ) -> torch.Tensor:
+        """S - penalty from S and the reverse MaxSim (B,) (``None`` for the forward gate), asking for verdicts
+        only where the gate is open: ``verdicts(rows)`` -> (v, v(q, q)) of candidates ``rows`` (k,), each (k,)
+        (v(q, q) of each one's query; ``None`` unless ``reference="query"``). (B,) scores."""
+        gate = base if reverse is None else torch.minimum(base, reverse)
+        weight = self.beta * torch.sigmoid(self.sharpness * (gate - self.tau))
+        rows = (2 * weight > self.skip_below).nonzero()[:, 0]  # D <= 2: elsewhere the penalty is <= skip_below
+        if len(rows) == 0:
+            return base
+        v, own = verdicts(rows)
+        doubt = 1 - v if self.reference == "fixed" else (own.to(v.dtype) - v).clamp(min=0)
+        penalty = torch.zeros_like(base)
+        penalty[rows] = (weight[rows] * doubt).to(base.dtype)
         return base - penalty
 
     def components(
@@ -95,7 +133,8 @@ class ConditionalPenalty(nn.Module):
         query_verdict: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The parts of the score (each (B,)): the base S (MaxSim), the verifier's verdict v and the penalty
-        beta * sigmoid(sharpness (G - tau)) * D that is subtracted from S (what ``explain`` shows).
+        beta * sigmoid(sharpness (G - tau)) * D that is subtracted from S (what ``explain`` shows); the verifier
+        runs on every candidate here (no skipping).
         ``query_verdict`` (B,): v(q, q) of each row's query, needed with ``reference="query"``."""
         base = maxsim(sim, query_mask, cand_mask)
         gate = base if self.gate == "forward" else torch.minimum(base, reverse_maxsim(sim, query_mask, cand_mask))
@@ -111,4 +150,5 @@ class ConditionalPenalty(nn.Module):
     def extra_repr(self) -> str:
         gate = "" if self.gate == "forward" else f", gate={self.gate}"
         reference = "" if self.reference == "fixed" else f", reference={self.reference}"
-        return f"beta={self.beta}, tau={self.tau}, sharpness={self.sharpness}{gate}{reference}"
+        skip = "" if self.skip_below == 1e-6 else f", skip_below={self.skip_below}"
+        return f"beta={self.beta}, tau={self.tau}, sharpness={self.sharpness}{gate}{reference}{skip}"

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from .packed_maxsim import last_true, packed_products
+from .packed_maxsim import last_true, packed_products, row_bounds
 
 
 def normalise_states(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -139,18 +139,24 @@ def similarity_map_packed(
     if len(sizes) != groups or sum(sizes) != mask.shape[0]:
         raise ValueError(f"similarity_map_packed: {groups} queries for candidate groups of sizes {sizes}")
     lengths = mask.sum(1).cpu().numpy()
-    token_ends = np.concatenate([[0], np.cumsum(lengths)])
-    bounds = token_ends[np.concatenate([[0], np.cumsum(sizes)])].tolist()  # each query's rows in ``packed``
+    bounds = row_bounds(lengths, sizes)[1]  # each query's rows in ``packed``
     widths = None if query_mask is None or query.dim() == 2 else last_true(query_mask).tolist()
     sims = packed_products(queries, packed, bounds, dtype or query.dtype, widths=widths, block=block)[:, :m]
     if widths is not None:  # a shorter query's columns past its own width are undefined: zero them
         for g, (first, last) in enumerate(zip(bounds[:-1], bounds[1:])):
             sims[first:last, widths[g] :] = 0.0
+    return map_from_products(sims, mask)
+
+
+def map_from_products(sims: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Products (T, m) of B candidates' real rows (any float dtype) with their (B, L) mask (``mask.sum() == T``,
+    real tokens first) -> the (B, m, L) float32 map, 0 in padded cells."""
     b, width = mask.shape
-    if b and (lengths == width).all():  # every candidate fills the width: the packed rows are the map
+    m = sims.shape[1]
+    if b and bool(mask.all()):  # every candidate fills the width: the packed rows are the map
         return sims.float().reshape(b, width, m).transpose(1, 2)
-    sim = torch.zeros((mask.numel(), m), dtype=torch.float32, device=query.device)
-    sim.index_copy_(0, mask.reshape(-1).nonzero()[:, 0].to(query.device), sims.float())
+    sim = torch.zeros((mask.numel(), m), dtype=torch.float32, device=sims.device)
+    sim.index_copy_(0, mask.reshape(-1).nonzero()[:, 0].to(sims.device), sims.float())
     return sim.reshape(*mask.shape, m).transpose(1, 2)
 
 
