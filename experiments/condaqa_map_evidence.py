@@ -1,0 +1,124 @@
+"""What a similarity map shows of CondaQA's edits (issue 13: why the map heads do not pass CondaQA).
+
+For every CondaQA triplet (anchor = passage, positive = its paraphrase edit, near-miss = its affirmative or scope
+edit) at max length 256: MaxSim both ways, how many anchor tokens lose their match (best cosine below
+``--unmatched``) in each candidate, how many words each edit changes, and the packaged MapVerifier's verdicts.
+An analysis of the test set, not a tuning step: nothing here feeds training or the serving form.
+
+    COMPVERIFY_DATA=/path/to/data python experiments/condaqa_map_evidence.py
+
+Writes experiments/results/condaqa-map-evidence.{md,json}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+import pyterrier_compverify as cv
+from pyterrier_compverify.datasets.nearmiss import condaqa_triplets
+from pyterrier_compverify.reporting import write_table
+
+CUES = re.compile(r"\b(not|no|never|none|nobody|nothing|neither|nor|without|cannot|\w+n't)\b", re.IGNORECASE)
+
+
+def words_changed(a: str, b: str) -> int:
+    """Words of ``a`` or ``b`` inside the edit's replaced, deleted or inserted spans (the larger side of each)."""
+    a, b = a.split(), b.split()
+    ops = difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+    return sum(max(i2 - i1, j2 - j1) for op, i1, i2, j1, j2 in ops if op != "equal")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--max-length", type=int, default=256)
+    parser.add_argument("--unmatched", type=float, default=0.8, help="best cosine below which a token is unmatched")
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "condaqa-map-evidence"))
+    args = parser.parse_args()
+    cv.setup_local_data()
+    started = time.time()
+    triplets = condaqa_triplets()
+    encoder = cv.TokenEncoder(device="cpu", max_length=args.max_length)
+    texts = sorted(set(triplets["anchor"]) | set(triplets["positive"]) | set(triplets["near_miss"]))
+    states = dict(zip(texts, encoder.encode(texts, verbose=False).token_states))
+    verifier = cv.MapVerifier(encoder=encoder, verbose=False)
+    head = verifier.head
+    rows = []
+    with torch.inference_mode():
+        for t in triplets.itertuples():
+            q = states[t.anchor].float()
+            one = torch.ones(1, q.shape[0], dtype=torch.bool)
+            v_self = float(head.query_verdict((q @ q.T)[None], one))
+            row = {"category": t.category, "v_self": v_self}
+            for key in ("positive", "near_miss"):
+                text = getattr(t, key)
+                c = states[text].float()
+                sim = q @ c.T  # (m, n)
+                base, v, penalty = head.components(
+                    sim[None], one[0], torch.ones(1, c.shape[0], dtype=torch.bool), torch.tensor([v_self])
+                )
+                row |= {
+                    f"{key} S": float(sim.amax(1).mean()),
+                    f"{key} reverse": float(sim.amax(0).mean()),
+                    f"{key} unmatched": int((sim.amax(1) < args.unmatched).sum()),
+                    f"{key} words": words_changed(t.anchor, text),
+                    f"{key} cues": len(CUES.findall(text)),
+                    f"{key} v": float(v),
+                    f"{key} score": float(base - penalty),
+                }
+            row["anchor cues"] = len(CUES.findall(t.anchor))
+            rows.append(row)
+    d = pd.DataFrame(rows)
+    summary = []
+    for category, g in d.groupby("category"):
+        summary.append(
+            {
+                "category": category,
+                "triplets": len(g),
+                "MaxSim win": (g["positive S"] > g["near_miss S"]).mean(),
+                "shipped MapVerifier win": (g["positive score"] > g["near_miss score"]).mean(),
+                "head verdict win (v)": (g["positive v"] > g["near_miss v"]).mean(),
+                "positive loses more anchor tokens": (g["positive unmatched"] > g["near_miss unmatched"]).mean(),
+                "as many": (g["positive unmatched"] == g["near_miss unmatched"]).mean(),
+                "median unmatched (pos / near-miss)": f"{g['positive unmatched'].median():g} / "
+                f"{g['near_miss unmatched'].median():g}",
+                "median words changed (pos / near-miss)": f"{g['positive words'].median():g} / "
+                f"{g['near_miss words'].median():g}",
+                "near-miss has fewer negation cue words": (g["near_miss cues"] < g["anchor cues"]).mean(),
+                "positive keeps the cue count": (g["positive cues"] == g["anchor cues"]).mean(),
+                "win where the positive loses fewer tokens": (
+                    (g["positive score"] > g["near_miss score"])[g["positive unmatched"] < g["near_miss unmatched"]]
+                ).mean(),
+                "win where it loses more": (
+                    (g["positive score"] > g["near_miss score"])[g["positive unmatched"] > g["near_miss unmatched"]]
+                ).mean(),
+            }
+        )
+    table = pd.DataFrame(summary)
+    markdown = (
+        f"Unmatched = best cosine below {args.unmatched}; max length {args.max_length}; "
+        "cue words: not, no, never, none, nobody, nothing, neither, nor, without, cannot, -n't.\n\n"
+        + table.round(3).set_index("category").T.to_markdown()
+        + "\n"
+    )
+    write_table(
+        table,
+        Path(args.out),
+        "CondaQA: what the similarity map shows of the edits",
+        encoder,
+        time.time() - started,
+        markdown=markdown,
+    )
+    print(markdown)
+    print(np.round(d.groupby("category").mean(numeric_only=True), 3).T.to_markdown())
+
+
+if __name__ == "__main__":
+    main()
