@@ -1,9 +1,8 @@
 """Benchmark: verifier training throughput (scored pairs per second), the re-encoding frozen trainer against the
 cached-state trainers, side by side in one run on real rows (SciFact train triplets with BM25 negatives, max
-length 128). Each step scores B x (B + 1) pairs. The baseline is the trainer as the verifier issue filed it
-(re-encoding every batch with an fp32 encoder); the next row gives it today's default (bf16) encoder, which the
-re-encoding trainer runs in its fp32 weights without autocast either way, so the two rows measure one trainer
-twice (a control of the run-to-run spread).
+length 128). Each step scores B x (B + 1) pairs. The baseline is the frozen trainer as the verifier issue
+filed it: the code of commit 47fb551, run in a child process (``git archive``; needs a full clone), on the same
+rows and config; the next row is today's code re-encoding every batch.
 Rounds are interleaved; best of ``--rounds``, spread shown. The state caches are built once before timing (their
 cost is reported on its own line); a step's time is the best interval between consecutive optimiser steps inside
 one run (start-up and saving excluded).
@@ -17,6 +16,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -28,18 +30,35 @@ from pyterrier_compverify.reporting import write_table
 from pyterrier_compverify.training import VerifierTrainingConfig, train_verifier
 from pyterrier_compverify.training.data import retrieval_triplets
 
-VARIANTS = {  # name -> config overrides (``encoder_dtype``: the encoder's); the first is the baseline of the ratios
-    "frozen, re-encoding every batch, fp32 encoder (as filed)": {
-        "mode": "frozen",
-        "cache_states": False,
-        "encoder_dtype": "fp32",
-    },
-    "frozen, re-encoding every batch (old)": {"mode": "frozen", "cache_states": False},
+AS_FILED = "47fb551"  # main when the verifier issue measured "today's frozen trainer"
+VARIANTS = {  # name -> config overrides (``as_filed``: that commit's code); the first is the baseline of the ratios
+    f"frozen, re-encoding every batch, as filed ({AS_FILED})": {"mode": "frozen", "as_filed": AS_FILED},
+    "frozen, re-encoding every batch (today's code)": {"mode": "frozen", "cache_states": False},
     "frozen, cached states": {"mode": "frozen"},
     "frozen, cached states, bf16": {"mode": "frozen", "bf16": True},
     "last layer, cached hidden states": {"mode": "last-layer"},
     "last layer, cached hidden states, bf16": {"mode": "last-layer", "bf16": True},
 }
+
+# run in a child process whose ``pyterrier_compverify`` is an older commit's (PYTHONPATH before the installed one)
+_AS_FILED_STEP = """
+import json, sys, tempfile, time
+import pandas as pd
+import pyterrier_compverify as cv
+from pyterrier_compverify.training import VerifierTrainingConfig, train_verifier
+from transformers import TrainerCallback
+spec = json.loads(sys.argv[1])
+stamps = []
+class Stamp(TrainerCallback):
+    def on_step_end(self, args, state, control, **kwargs):
+        stamps.append(time.perf_counter())
+config = VerifierTrainingConfig(**spec["config"])
+with tempfile.TemporaryDirectory() as tmp:
+    train_verifier(pd.read_json(spec["rows"], lines=True), tmp, encoder=cv.TokenEncoder(device="cpu"), config=config,
+                   verbose=False, resume=False, callbacks=[Stamp()])
+print(cv.__file__)
+print(min(b - a for a, b in zip(stamps, stamps[1:])))
+"""
 
 
 def seconds_per_step(rows, encoder, base: dict, overrides: dict, steps: int, cache_dir: str) -> float:
@@ -47,19 +66,42 @@ def seconds_per_step(rows, encoder, base: dict, overrides: dict, steps: int, cac
     caching and saving are outside every interval)."""
     from transformers import TrainerCallback
 
+    overrides = dict(overrides)
+    if "as_filed" in overrides:
+        return _as_filed_seconds_per_step(rows, overrides.pop("as_filed"), {**base, **overrides, "steps": 1 + steps})
     stamps = []
 
     class Stamp(TrainerCallback):
         def on_step_end(self, args, state, control, **kwargs):
             stamps.append(time.perf_counter())
 
-    overrides = dict(overrides)
-    if "encoder_dtype" in overrides:
-        encoder = cv.TokenEncoder(device="cpu", dtype=overrides.pop("encoder_dtype"))
     config = VerifierTrainingConfig(**{**base, **overrides, "steps": 1 + steps, "cache_dir": cache_dir})
     with tempfile.TemporaryDirectory() as tmp:
         train_verifier(rows, tmp, encoder=encoder, config=config, verbose=False, resume=False, callbacks=[Stamp()])
     return min(b - a for a, b in zip(stamps, stamps[1:]))
+
+
+def _as_filed_seconds_per_step(rows, rev: str, config: dict) -> float:
+    """The same measurement with the trainer of commit ``rev`` (its package extracted by ``git archive``)."""
+    repo = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "-C", str(repo), "archive", rev, "pyterrier_compverify"], capture_output=True)
+        if archive.returncode:
+            raise RuntimeError(f"git archive {rev} failed ({archive.stderr.decode().strip()}): run in a full clone")
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        rows.to_json(f"{tmp}/rows.jsonl", orient="records", lines=True)
+        spec = json.dumps({"rows": f"{tmp}/rows.jsonl", "config": config})
+        env = {**os.environ, "PYTHONPATH": tmp}
+        # cwd = the extracted folder: ``python -c`` puts the working directory first on sys.path, so a checkout's
+        # own package there would shadow the old one; the child prints which package it ran
+        command = [sys.executable, "-c", _AS_FILED_STEP, spec]
+        out = subprocess.run(command, env=env, cwd=tmp, capture_output=True, text=True)
+        if out.returncode:
+            raise RuntimeError(f"the {rev} trainer failed: {out.stderr.strip().splitlines()[-1]}")
+        package, seconds = out.stdout.strip().splitlines()[-2:]
+        if not Path(package).resolve().is_relative_to(Path(tmp).resolve()):
+            raise RuntimeError(f"the child ran {package}, not commit {rev}'s package")
+        return float(seconds)
 
 
 def main() -> None:
@@ -81,7 +123,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as cache_dir:
         cache_times = {}
         for name, overrides in VARIANTS.items():  # build each cache once, untimed by the rounds
-            if overrides.get("cache_states", True):
+            if overrides.get("cache_states", True) and "as_filed" not in overrides:
                 start = time.perf_counter()
                 seconds_per_step(rows, encoder, base, overrides, 1, cache_dir)
                 cache_times[name] = time.perf_counter() - start
