@@ -9,6 +9,7 @@ from pyterrier_compverify.scoring import (
     build_head,
     maxsim,
     normalise_states,
+    packed_maxsim,
     pad_token_states,
     reverse_maxsim,
     score_candidates,
@@ -49,27 +50,47 @@ def verifier():
     return Counting(build_head("F4", dim=16).eval())
 
 
+def _form(verifier, reference="fixed", skip_below=1e-6, **options):
+    options = {"beta": 2.0, "tau": 0.85, "sharpness": 40.0, "gate": "symmetric", **options}
+    return ConditionalPenalty(verifier, reference=reference, skip_below=skip_below, **options)
+
+
 @pytest.mark.parametrize("reference", ["fixed", "query"])
 def test_skipping_changes_no_score_by_more_than_skip_below_and_verifies_only_open_gates(verifier, reference):
     query = _unit(5, seed=7)
     cand, mask = pad_token_states(_candidates(query))
-    gated = ConditionalPenalty(verifier, beta=2.0, tau=0.85, sharpness=40.0, gate="symmetric", reference=reference)
-    every = ConditionalPenalty(verifier, beta=2.0, tau=0.85, sharpness=40.0, gate="symmetric", reference=reference)
-    every.skip_below = 0.0
+    gated, every = _form(verifier, reference), _form(verifier, reference, skip_below=0.0)
+    one = torch.ones(5, dtype=torch.bool)
     with torch.no_grad():
         full = score_candidates(every, query, cand, mask)
         verifier.seen.clear()
         fast = score_candidates(gated, query, cand, mask)
         checked = verifier.seen[-1]
-        base, _, penalty = every.components(
-            torch.einsum("md,bnd->bmn", query, cand),
-            torch.ones(5, dtype=torch.bool),
-            mask,
-            query_verdict=torch.full((6,), 0.3),
-        )
+        v_self = every.query_verdict((query @ query.T)[None], one[None]).expand(6)
+        base, _, penalty = every.components(torch.einsum("md,bnd->bmn", query, cand), one, mask, v_self)
     assert (fast - full).abs().max().item() <= 1e-6 + 1e-7
-    assert 0 < checked < 6  # the three unrelated candidates are never verified
-    assert (penalty[3:] < 1e-6).all() and (full[:3] != base[:3]).any()  # what was skipped could not matter
+    assert checked == 3  # the two near-copies and the ajar candidate; the three unrelated ones are never verified
+    assert (penalty[3:] < 1e-6).all()  # what was skipped could not matter
+    if reference == "fixed":
+        assert (penalty[:3] > 1e-3).all()
+    else:  # the query's own text is never penalised; the ajar candidate is, by its gap to the query's verdict
+        assert penalty[0] == 0 and penalty[2] > 1e-3
+    assert torch.equal(fast[3:], base[3:]) and torch.allclose(fast, base - penalty, atol=1e-6)
+
+
+@pytest.mark.parametrize(("bound", "verified"), [(2e-6, True), (0.5e-6, False)])
+def test_the_threshold_is_the_bound_on_the_penalty(verifier, bound, verified):
+    """A candidate whose largest possible penalty (2 * weight) is just above skip_below is verified, just below not."""
+    query = _unit(5, seed=7)
+    cand, mask = pad_token_states([_candidates(query)[2]])
+    sim, one = torch.einsum("md,bnd->bmn", query, cand), torch.ones(5, dtype=torch.bool)
+    gate = torch.minimum(maxsim(sim, one, mask), reverse_maxsim(sim, one, mask)).item()
+    tau = gate - torch.logit(torch.tensor(bound / 4.0, dtype=torch.float64)).item() / 40.0  # 2 * 2 * sigmoid = bound
+    with torch.no_grad():
+        verifier.seen.clear()
+        score = score_candidates(_form(verifier, tau=tau), query, cand, mask)
+    assert bool(verifier.seen) == verified
+    assert verified or score.item() == maxsim(sim, one, mask).item()
 
 
 def test_an_ajar_gate_is_still_verified(verifier):
@@ -87,20 +108,51 @@ def test_an_ajar_gate_is_still_verified(verifier):
     assert score.item() < base.item()
 
 
+class ZeroOutside(Counting):
+    """A verifier that also checks the map contract: every cell outside a valid (query, candidate) pair is 0."""
+
+    def forward(self, sim, query_mask, cand_mask):
+        valid = query_mask[:, :, None] & cand_mask[:, None, :]
+        assert torch.isfinite(sim).all() and (sim[~valid] == 0).all()
+        return super().forward(sim, query_mask, cand_mask)
+
+
 @pytest.mark.parametrize("reference", ["fixed", "query"])
-def test_packed_rows_give_the_padded_scores_and_skip_the_same_candidates(verifier, reference):
-    queries = [_unit(5, seed=7), _unit(8, seed=8)]
+def test_packed_rows_give_the_padded_scores_and_skip_the_same_candidates(monkeypatch, reference):
+    """Queries of 3 and 13 tokens: the shorter query's product columns past its width are undefined (NaN here)
+    and must not reach a map; one head pass per scoring pass (open gates and their queries' own maps together)."""
+    products = packed_maxsim.packed_products
+
+    def undefined_past_widths(queries, packed, bounds, dtype, *, widths=None, **kw):
+        sims = products(queries, packed, bounds, dtype, widths=widths, **kw)
+        for g, (first, last) in enumerate(zip(bounds[:-1], bounds[1:])):
+            sims[first:last, -(-int(widths[g]) // 8) * 8 :] = float("nan")
+        return sims
+
+    monkeypatch.setattr(packed_maxsim, "packed_products", undefined_past_widths)
+    torch.manual_seed(0)
+    verifier = ZeroOutside(build_head("F4", dim=16).eval())
+    queries = [_unit(3, seed=7), _unit(13, seed=8)]
     groups = [_candidates(queries[0]), _candidates(queries[1])[:4]]
-    form = ConditionalPenalty(verifier, beta=2.0, tau=0.85, sharpness=40.0, gate="symmetric", reference=reference)
+    gated, every = _form(verifier, reference), _form(verifier, reference, skip_below=0.0)
     with torch.no_grad():
         padded = []
         for q, cands in zip(queries, groups):
             cand, mask = pad_token_states(cands)
-            padded.append(score_candidates(form, q, cand, mask))
-        verifier.seen.clear()
+            padded.append(score_candidates(gated, q, cand, mask))
         q, q_mask = pad_token_states(queries)
         everyone = [c for cands in groups for c in cands]
         _, mask = pad_token_states(everyone)
-        packed = score_packed(form, q, torch.cat(everyone), mask, query_mask=q_mask, sizes=[6, 4])
-    assert torch.allclose(packed, torch.cat(padded), atol=1e-5)
-    assert verifier.seen[0] < 10  # one pass: the open gates and their queries' own maps
+        packed = lambda form: score_packed(form, q, torch.cat(everyone), mask, query_mask=q_mask, sizes=[6, 4])  # noqa: E731
+        full = packed(every)
+        verifier.seen.clear()
+        fast = packed(gated)
+    assert torch.isfinite(fast).all()
+    assert torch.allclose(fast, torch.cat(padded), atol=2e-6)
+    assert torch.allclose(fast, full, atol=2e-6)
+    assert len(verifier.seen) == 1 and verifier.seen[0] < 10 + (2 if reference == "query" else 0)
+
+
+def test_negative_weights_are_refused(verifier):
+    with pytest.raises(ValueError, match="must not be negative"):
+        ConditionalPenalty(verifier, beta=-1.0)

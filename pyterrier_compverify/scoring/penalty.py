@@ -73,6 +73,8 @@ class ConditionalPenalty(nn.Module):
             raise ValueError(f"gate={gate!r}: choose one of {', '.join(GATES)}")
         if reference not in REFERENCES:
             raise ValueError(f"reference={reference!r}: choose one of {', '.join(REFERENCES)}")
+        if beta < 0 or skip_below < 0:
+            raise ValueError(f"beta={beta} and skip_below={skip_below} must not be negative (beta=0: MaxSim alone)")
         self.verifier, self.beta, self.tau, self.sharpness = verifier, beta, tau, sharpness
         self.gate, self.reference = gate, reference
         self.skip_below = skip_below
@@ -100,7 +102,8 @@ class ConditionalPenalty(nn.Module):
             raise ValueError("ConditionalPenalty(reference='query') needs query_verdict: score through scoring.pairs")
 
         def verdicts(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
-            v = self.verifier(sim[rows], query_mask[rows], cand_mask[rows])
+            every = len(rows) == sim.shape[0]  # no copy of the maps when every gate is open
+            v = self.verifier(*(x if every else x[rows] for x in (sim, query_mask, cand_mask)))
             return v, None if query_verdict is None else query_verdict[rows]
 
         return self.gated(base, reverse, verdicts)
@@ -114,15 +117,12 @@ class ConditionalPenalty(nn.Module):
         """S - penalty from S and the reverse MaxSim (B,) (``None`` for the forward gate), asking for verdicts
         only where the gate is open: ``verdicts(rows)`` -> (v, v(q, q)) of candidates ``rows`` (k,), each (k,)
         (v(q, q) of each one's query; ``None`` unless ``reference="query"``). (B,) scores."""
-        gate = base if reverse is None else torch.minimum(base, reverse)
-        weight = self.beta * torch.sigmoid(self.sharpness * (gate - self.tau))
-        rows = (2 * weight > self.skip_below).nonzero()[:, 0]  # D <= 2: elsewhere the penalty is <= skip_below
+        weight, open_gate = self._weight(base, reverse)
+        rows = open_gate.nonzero()[:, 0]
         if len(rows) == 0:
             return base
-        v, own = verdicts(rows)
-        doubt = 1 - v if self.reference == "fixed" else (own.to(v.dtype) - v).clamp(min=0)
         penalty = torch.zeros_like(base)
-        penalty[rows] = (weight[rows] * doubt).to(base.dtype)
+        penalty[rows] = weight[rows] * self._doubt(*verdicts(rows))
         return base - penalty
 
     def components(
@@ -132,20 +132,29 @@ class ConditionalPenalty(nn.Module):
         cand_mask: torch.Tensor,
         query_verdict: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The parts of the score (each (B,)): the base S (MaxSim), the verifier's verdict v and the penalty
-        beta * sigmoid(sharpness (G - tau)) * D that is subtracted from S (what ``explain`` shows); the verifier
-        runs on every candidate here (no skipping).
+        """The parts of the score (each (B,)): the base S (MaxSim), the verifier's verdict v (on every candidate,
+        gate open or not) and the penalty beta * sigmoid(sharpness (G - tau)) * D that is subtracted from S (0 where
+        the gate is shut, as in scoring; what ``explain`` shows).
         ``query_verdict`` (B,): v(q, q) of each row's query, needed with ``reference="query"``."""
-        base = maxsim(sim, query_mask, cand_mask)
-        gate = base if self.gate == "forward" else torch.minimum(base, reverse_maxsim(sim, query_mask, cand_mask))
-        v = self.verifier(sim, query_mask, cand_mask)
-        if self.reference == "fixed":
-            doubt = 1 - v
-        elif query_verdict is None:
+        if self.needs_query_verdict and query_verdict is None:
             raise ValueError("ConditionalPenalty(reference='query') needs query_verdict: score through scoring.pairs")
-        else:
-            doubt = (query_verdict.to(v.dtype) - v).clamp(min=0)
-        return base, v, self.beta * torch.sigmoid(self.sharpness * (gate - self.tau)) * doubt
+        base = maxsim(sim, query_mask, cand_mask)
+        weight, open_gate = self._weight(
+            base, reverse_maxsim(sim, query_mask, cand_mask) if self.gate != "forward" else None
+        )
+        v = self.verifier(sim, query_mask, cand_mask)
+        return base, v, torch.where(open_gate, weight * self._doubt(v, query_verdict), 0.0)
+
+    def _weight(self, base: torch.Tensor, reverse: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(B,) float32 beta * sigmoid(k (G - tau)) and where it can matter: 2 * weight > skip_below (D <= 2)."""
+        gate = base if reverse is None else torch.minimum(base, reverse)
+        weight = self.beta * torch.sigmoid(self.sharpness * (gate.float() - self.tau))
+        return weight, 2 * weight > self.skip_below
+
+    def _doubt(self, v: torch.Tensor, own: torch.Tensor | None) -> torch.Tensor:
+        """D in float32 (whatever dtype the verifier ran in): 1 - v, or max(0, v(q, q) - v) with ``own``."""
+        v = v.float()
+        return 1 - v if self.reference == "fixed" else (own.float() - v).clamp(min=0)
 
     def extra_repr(self) -> str:
         gate = "" if self.gate == "forward" else f", gate={self.gate}"
