@@ -92,6 +92,8 @@ def _as_filed_seconds_per_step(rows, rev: str, config: dict) -> float:
         rows.to_json(f"{tmp}/rows.jsonl", orient="records", lines=True)
         spec = json.dumps({"rows": f"{tmp}/rows.jsonl", "config": config})
         env = {**os.environ, "PYTHONPATH": tmp}
+        if "COMPVERIFY_DATA" in env:  # the child runs elsewhere (below): a relative data folder must stay valid
+            env["COMPVERIFY_DATA"] = str(Path(env["COMPVERIFY_DATA"]).resolve())
         # cwd = the extracted folder: ``python -c`` puts the working directory first on sys.path, so a checkout's
         # own package there would shadow the old one; the child prints which package it ran
         command = [sys.executable, "-c", _AS_FILED_STEP, spec]
