@@ -31,6 +31,7 @@ from .artifacts import (
     verify_sums,
 )
 from .encoder import TokenEncoder
+from .scoring.packed_maxsim import concatenated_ranges
 from .spec import EncoderSpec
 from .store_codecs import StateCodec, open_states, resolve_codec, write_states
 
@@ -211,8 +212,7 @@ class TokenStore(pt.Artifact):
         document's rows copied as one contiguous slice) or float32 decoded from a coded store."""
         self._load()
         if not isinstance(self._states, np.ndarray) or len(starts) == 0:  # coded: one decode of all the rows
-            lengths = ends - starts
-            rows = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
+            rows = concatenated_ranges(starts, ends - starts)
             return torch.from_numpy(np.ascontiguousarray(self._states[rows]))
         states = self._states.view(np.ndarray)  # slicing a plain view skips np.memmap's Python-level hooks
         return torch.from_numpy(np.concatenate([states[s:e] for s, e in zip(starts.tolist(), ends.tolist())]))

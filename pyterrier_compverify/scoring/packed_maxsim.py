@@ -74,6 +74,15 @@ def last_true(mask: torch.Tensor) -> torch.Tensor:
     return (positions * mask).amax(1) if mask.shape[1] else mask.new_zeros(mask.shape[0], dtype=torch.long)
 
 
+def concatenated_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Row numbers ``starts[i] : starts[i] + lengths[i]`` of every item, concatenated (one vectorised pass).
+
+    >>> concatenated_ranges(np.array([5, 0]), np.array([2, 3])).tolist()
+    [5, 6, 0, 1, 2]
+    """
+    return np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(int(np.sum(lengths)))
+
+
 def row_bounds(lengths: np.ndarray, sizes: Sequence[int]) -> tuple[np.ndarray, list[int]]:
     """Candidates' row counts (B,) and queries' candidate counts (G,) -> each candidate's first row (B + 1,) and
     each query's first row (G + 1,) in the packed rows."""

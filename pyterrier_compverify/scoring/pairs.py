@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import torch
 from torch import nn
 
 from .heads.fixed import FixedHead, maxsim
-from .packed_maxsim import maxsim_both_ways, maxsim_packed, row_bounds
+from .packed_maxsim import concatenated_ranges, maxsim_both_ways, maxsim_packed, row_bounds
 from .penalty import ConditionalPenalty
 from .registry import head_kind
 from .simmap import (
@@ -128,7 +127,7 @@ def _gated_packed(
     def verdicts(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         picked = rows.cpu().numpy()
         starts, counts = token_ends[picked], lengths[picked]
-        token_rows = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
+        token_rows = concatenated_ranges(starts, counts)
         cand_mask = mask[rows][:, : int(counts.max())]
         cand_query_mask = query_mask[owner[rows]]
         products = sims[torch.from_numpy(token_rows).to(device), :m]  # past a query's width: undefined

@@ -12,6 +12,7 @@ from .simmap import batch_mask
 
 GATES = ("forward", "symmetric")
 REFERENCES = ("fixed", "query")
+SKIP_BELOW = 1e-6  # the default: a penalty that cannot exceed this is not computed (score units)
 
 
 def reverse_maxsim(sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor:
@@ -66,7 +67,7 @@ class ConditionalPenalty(nn.Module):
         sharpness: float = 20.0,
         gate: str = "forward",
         reference: str = "fixed",
-        skip_below: float = 1e-6,
+        skip_below: float = SKIP_BELOW,
     ):
         super().__init__()
         if gate not in GATES:
@@ -95,11 +96,9 @@ class ConditionalPenalty(nn.Module):
         cand_mask: torch.Tensor,
         query_verdict: torch.Tensor | None = None,
     ) -> torch.Tensor:
+        self._check_query_verdict(query_verdict)
         query_mask = batch_mask(query_mask, sim.shape[0])
-        base = maxsim(sim, query_mask, cand_mask)
-        reverse = reverse_maxsim(sim, query_mask, cand_mask) if self.gate == "symmetric" else None
-        if self.needs_query_verdict and query_verdict is None:
-            raise ValueError("ConditionalPenalty(reference='query') needs query_verdict: score through scoring.pairs")
+        base, reverse = maxsim(sim, query_mask, cand_mask), self._reverse(sim, query_mask, cand_mask)
 
         def verdicts(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
             every = len(rows) == sim.shape[0]  # no copy of the maps when every gate is open
@@ -136,14 +135,19 @@ class ConditionalPenalty(nn.Module):
         gate open or not) and the penalty beta * sigmoid(sharpness (G - tau)) * D that is subtracted from S (0 where
         the gate is shut, as in scoring; what ``explain`` shows).
         ``query_verdict`` (B,): v(q, q) of each row's query, needed with ``reference="query"``."""
-        if self.needs_query_verdict and query_verdict is None:
-            raise ValueError("ConditionalPenalty(reference='query') needs query_verdict: score through scoring.pairs")
+        self._check_query_verdict(query_verdict)
         base = maxsim(sim, query_mask, cand_mask)
-        weight, open_gate = self._weight(
-            base, reverse_maxsim(sim, query_mask, cand_mask) if self.gate != "forward" else None
-        )
+        weight, open_gate = self._weight(base, self._reverse(sim, query_mask, cand_mask))
         v = self.verifier(sim, query_mask, cand_mask)
         return base, v, torch.where(open_gate, weight * self._doubt(v, query_verdict), 0.0)
+
+    def _check_query_verdict(self, query_verdict: torch.Tensor | None) -> None:
+        if self.needs_query_verdict and query_verdict is None:
+            raise ValueError("ConditionalPenalty(reference='query') needs query_verdict: score through scoring.pairs")
+
+    def _reverse(self, sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor | None:
+        """The reverse MaxSim (B,) where the gate needs it (symmetric), else None."""
+        return reverse_maxsim(sim, query_mask, cand_mask) if self.gate == "symmetric" else None
 
     def _weight(self, base: torch.Tensor, reverse: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
         """(B,) float32 beta * sigmoid(k (G - tau)) and where it can matter: 2 * weight > skip_below (D <= 2)."""
@@ -159,5 +163,5 @@ class ConditionalPenalty(nn.Module):
     def extra_repr(self) -> str:
         gate = "" if self.gate == "forward" else f", gate={self.gate}"
         reference = "" if self.reference == "fixed" else f", reference={self.reference}"
-        skip = "" if self.skip_below == 1e-6 else f", skip_below={self.skip_below}"
+        skip = "" if self.skip_below == SKIP_BELOW else f", skip_below={self.skip_below}"
         return f"beta={self.beta}, tau={self.tau}, sharpness={self.sharpness}{gate}{reference}{skip}"
