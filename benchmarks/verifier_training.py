@@ -38,6 +38,8 @@ VARIANTS = {  # name -> config overrides (``as_filed``: that commit's code); the
     "frozen, cached states, bf16": {"mode": "frozen", "bf16": True},
     "last layer, cached hidden states": {"mode": "last-layer"},
     "last layer, cached hidden states, bf16": {"mode": "last-layer", "bf16": True},
+    # another head on the same rows: the alignment-features MLP (AF), for its own throughput, not the F4 trainer's
+    "AF head (not F4), frozen, cached states, bf16": {"mode": "frozen", "bf16": True, "head": "AF", "head_config": {}},
 }
 
 # run in a child process whose ``pyterrier_compverify`` is an older commit's (PYTHONPATH before the installed one)

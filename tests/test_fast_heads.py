@@ -59,10 +59,10 @@ def test_factorised_patch_embedding_has_the_same_gradients():
         torch.testing.assert_close(fast, plain, atol=1e-4, rtol=1e-4)
 
 
-@pytest.mark.parametrize("layers", [1, 2])
-def test_f4_fast_inference_equals_the_plain_full_layers(layers):
+@pytest.mark.parametrize("layers, features", [(1, False), (2, False), (1, True)])
+def test_f4_fast_inference_equals_the_plain_full_layers(layers, features):
     sim, qm, cm = ragged_maps()
-    head = perturbed(build_head("F4", dim=64, layers=layers))
+    head = perturbed(build_head("F4", dim=64, layers=layers, features=features))
     with torch.inference_mode():
         fast = head(sim, qm, cm)
         head.factorised, head.cls_only = False, False  # tiles formed, every position of every layer computed

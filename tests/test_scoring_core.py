@@ -62,7 +62,7 @@ class _RaisingEncode:
         return self.encoder.__class__.encode(self.encoder, texts, **kwargs)
 
 
-@pytest.mark.parametrize("head", ["F0", "F1", "F2", "Pooled", "F3", "F4"])
+@pytest.mark.parametrize("head", ["F0", "F1", "F2", "Pooled", "F3", "F4", "AF"])
 def test_a_store_backed_reranker_never_encodes_documents(store, tiny_encoder, monkeypatch, head):
     reranker = cv.TokenReranker(tiny_encoder, head=head, store=store)
     expected = cv.TokenReranker(tiny_encoder, head=reranker.head)(frame())  # from text, same head module
@@ -71,14 +71,15 @@ def test_a_store_backed_reranker_never_encodes_documents(store, tiny_encoder, mo
     np.testing.assert_allclose(got["score"], expected["score"], atol=3e-3)  # fp16 store
 
 
-@pytest.mark.parametrize("head", ["F1", "Pooled", "F3", "F4"])
+@pytest.mark.parametrize("head", ["F1", "Pooled", "F3", "F4", "AF", ("F4", {"features": True})])
 def test_training_and_serving_give_the_same_score(tiny_model_dir, head):
     """VerifierModel.pair_logits (training: padded batches, all pairs) and the reranker (serving: each text
     alone, padding stripped) score the same pair with the same head alike. In fp32: training runs the fp32
     weights, and bf16 serving differs by batch composition (its tolerance is tests/test_bf16.py's)."""
     tiny_encoder = cv.TokenEncoder(tiny_model_dir, max_length=16, batch_size=4, device="cpu", dtype="fp32")
     torch.manual_seed(3)
-    module = build_head(head, dim=tiny_encoder.dim)
+    name, config = (head, {}) if isinstance(head, str) else head
+    module = build_head(name, dim=tiny_encoder.dim, **config)
     for p in module.parameters():  # move off any symmetric initialisation
         p.data.add_(torch.randn_like(p) * 0.05)
     model = VerifierModel(EncoderStates(tiny_encoder, train=False), module).eval()

@@ -7,6 +7,7 @@ from torch import nn
 
 from ..registry import HeadSpec, register_head
 from ..simmap import batch_mask
+from .alignment_features import FEATURES, feature_inputs
 from .cls_attention import NormedRows, cls_only_layer
 from .patch_embedding import factorised_patch_embedding, plain_patch_embedding
 
@@ -18,12 +19,22 @@ class MapTransformerHead(nn.Module):
     (B, m, n) map -> (B,) scores in [-1, 1]. Without gradients (inference) the last layer computes [CLS] only,
     with the same result (see ``cls_attention``); ``cls_only = False`` runs the full layer instead. The patch
     embedding is taken without forming the tiles' row-max and column-max channels (``patch_embedding``);
-    ``factorised = False`` forms them (the reference, same scores up to float rounding)."""
+    ``factorised = False`` forms them (the reference, same scores up to float rounding). ``features=True`` adds a
+    linear map of the map's length-free alignment features (``alignment_features.feature_inputs``) to [CLS]
+    before its MLP."""
 
     kind = "map"
 
     def __init__(
-        self, dim: int = 384, *, patch: int = 8, layers: int = 1, heads: int = 1, ff: int = 32, max_grid: int = 64
+        self,
+        dim: int = 384,
+        *,
+        patch: int = 8,
+        layers: int = 1,
+        heads: int = 1,
+        ff: int = 32,
+        max_grid: int = 64,
+        features: bool = False,
     ):
         super().__init__()
         self.patch = patch
@@ -35,6 +46,7 @@ class MapTransformerHead(nn.Module):
         self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
         self.norm = nn.LayerNorm(dim)
         self.mlp = nn.Sequential(nn.Linear(dim, dim // 4), nn.GELU(), nn.Linear(dim // 4, 1))
+        self.features = nn.Linear(len(FEATURES), dim) if features else None
         nn.init.normal_(self.cls, std=0.02)
         self.cls_only = True  # without gradients, compute only [CLS] in the last layer (same scores, faster)
         self.factorised = True  # the patch embedding without 3 x p x p tiles (same scores, faster; see patch_embedding)
@@ -49,23 +61,25 @@ class MapTransformerHead(nn.Module):
         x = (x + self._offsets(rows, cols).reshape(rows, cols, -1)).reshape(b, rows * cols, -1)  # (B, T, dim)
         keep = keep.reshape(b, rows * cols)
         layers = self.encoder.layers
+        extra = None if self.features is None else self.features(feature_inputs(sim, query_mask, cand_mask))
         if torch.is_grad_enabled() or not self.cls_only:
             h = torch.cat([self.cls.expand(b, 1, -1), x], dim=1)
-            return self._score(self.encoder(h, src_key_padding_mask=~self._with_cls(keep))[:, 0])
+            return self._score(self.encoder(h, src_key_padding_mask=~self._with_cls(keep))[:, 0], extra)
         first = self.cls[:, 0]  # (1, dim): one [CLS] for every candidate, its terms computed once
         if len(layers) > 1:
             h = torch.cat([self.cls.expand(b, 1, -1), x], dim=1)
             for layer in layers[:-1]:
                 h = layer(h, src_key_padding_mask=~self._with_cls(keep))
             first, x = h[:, 0], h[:, 1:]
-        return self._score(cls_only_layer(layers[-1], first, NormedRows(layers[-1].norm1, x), keep))
+        return self._score(cls_only_layer(layers[-1], first, NormedRows(layers[-1].norm1, x), keep), extra)
 
     @staticmethod
     def _with_cls(keep: torch.Tensor) -> torch.Tensor:
         return torch.cat([torch.ones_like(keep[:, :1]), keep], dim=1)
 
-    def _score(self, cls: torch.Tensor) -> torch.Tensor:
-        return torch.tanh(self.mlp(self.norm(cls))).squeeze(-1)
+    def _score(self, cls: torch.Tensor, extra: torch.Tensor | None) -> torch.Tensor:
+        """[CLS] (B, dim) (plus the features' share (B, dim), if any) -> (B,) scores."""
+        return torch.tanh(self.mlp(self.norm(cls if extra is None else cls + extra.to(cls.dtype)))).squeeze(-1)
 
     def _offsets(self, rows: int, cols: int) -> torch.Tensor:
         """(rows * cols, dim): the embedding bias plus each tile's row and column position."""
