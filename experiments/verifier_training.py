@@ -442,6 +442,37 @@ def dev(args) -> None:
     print(f"dev triplets: {kinds}; {sci['qid'].nunique()} SciFact dev queries")
 
 
+def kinds(args) -> None:
+    """Dev win rate per near-miss kind (Flickr8k dev triplets, both positive kinds) of each verifier's head alone
+    and of one serving form, from the scores ``dev`` cached; writes ``--out``.md/.json."""
+    from pyterrier_compverify.reporting import write_table
+
+    start = time.time()
+    run_dir = Path(args.run_dir)
+    triplets = dev_triplets(load_data(run_dir))
+    beta, tau, k = (float(x) for x in args.form.split(","))
+    rows = []
+    for name in args.names.split(","):
+        table = pd.read_parquet(run_dir / name / "dev-scores.parquet")
+        pairs = {p: table[table["part"] == p].sort_values("row") for p in ("positive", "negative", "identity")}
+        v_self = pairs["identity"]["v"].to_numpy()
+        forms = {
+            "MaxSim": lambda t: t["s"].to_numpy(),
+            "head": lambda t: t["v"].to_numpy(),
+            f"fused ({beta:g}, {tau:g}, {k:g})": lambda t, v_self=v_self: fused(
+                t["s"].to_numpy(), t["v"].to_numpy(), beta, tau, k, r=t["r"].to_numpy(), v_self=v_self
+            ),
+        }
+        for form, score in forms.items():
+            pos, neg = score(pairs["positive"]), score(pairs["negative"])
+            row = {"verifier": name, "form": form}
+            for kind, at in sorted(triplets.groupby("negative_kind").indices.items()):
+                row[f"{kind} (n={len(at)})"] = float(np.mean(pos[at] > neg[at]))
+            rows.append(row)
+    title = f"Dev win rate per near-miss kind (symmetric gate, reference query, form beta, tau, k = {args.form})"
+    write_table(pd.DataFrame(rows).round(3), Path(args.out), title, None, time.time() - start)
+
+
 def ship(args) -> None:
     """Record the chosen serving form in the artifact and copy it into the package's weights folder."""
     import shutil
@@ -503,6 +534,11 @@ def main() -> None:
         help="the headline also takes the near-miss kind with the lowest win rate (results before it: without)",
     )
     p.set_defaults(func=dev)
+    p = sub.add_parser("kinds")
+    p.add_argument("--names", required=True, help="comma-separated verifiers that `dev` has scored")
+    p.add_argument("--form", default="4,0.9,40", help="beta,tau,sharpness of the fused form to show")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=kinds)
     p = sub.add_parser("ship")
     p.add_argument("--name", required=True)
     p.add_argument("--beta", type=float, default=None, help="fused form: MaxSim - penalty (omit: the head's score)")
