@@ -88,3 +88,21 @@ def test_f4_with_features_reads_them_on_both_paths():
     with torch.no_grad():
         head.features.weight.mul_(5.0)
         assert not torch.allclose(head(sim, qm, cm), served, atol=1e-4)
+
+
+def test_feature_dropout_leaves_the_features_out_in_training_only():
+    torch.manual_seed(2)
+    head = build_head("F4", dim=32, features=True, feature_dropout=1.0)
+    sim = torch.rand(4, 9, 11) * 2 - 1
+    qm, cm = torch.ones(4, 9, dtype=torch.bool), torch.ones(4, 11, dtype=torch.bool)
+    with torch.no_grad():
+        head.features.weight.mul_(5.0)
+        head.train()
+        dropped = head(sim, qm, cm)
+        features, head.features = head.features, None
+        without = head(sim, qm, cm)
+        head.features = features
+        head.eval()
+        served = head(sim, qm, cm)
+    torch.testing.assert_close(dropped, without)  # every map's features dropped
+    assert not torch.allclose(served, dropped, atol=1e-4)  # serving always reads them

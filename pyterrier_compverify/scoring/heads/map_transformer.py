@@ -21,7 +21,7 @@ class MapTransformerHead(nn.Module):
     embedding is taken without forming the tiles' row-max and column-max channels (``patch_embedding``);
     ``factorised = False`` forms them (the reference, same scores up to float rounding). ``features=True`` adds a
     linear map of the map's length-free alignment features (``alignment_features.feature_inputs``) to [CLS]
-    before its MLP."""
+    before its MLP; ``feature_dropout`` leaves them out for that share of the maps in training."""
 
     kind = "map"
 
@@ -35,6 +35,7 @@ class MapTransformerHead(nn.Module):
         ff: int = 32,
         max_grid: int = 64,
         features: bool = False,
+        feature_dropout: float = 0.0,
     ):
         super().__init__()
         self.patch = patch
@@ -47,6 +48,7 @@ class MapTransformerHead(nn.Module):
         self.norm = nn.LayerNorm(dim)
         self.mlp = nn.Sequential(nn.Linear(dim, dim // 4), nn.GELU(), nn.Linear(dim // 4, 1))
         self.features = nn.Linear(len(FEATURES), dim) if features else None
+        self.feature_dropout = feature_dropout  # training: share of maps whose features are left out
         nn.init.normal_(self.cls, std=0.02)
         self.cls_only = True  # without gradients, compute only [CLS] in the last layer (same scores, faster)
         self.factorised = True  # the patch embedding without 3 x p x p tiles (same scores, faster; see patch_embedding)
@@ -61,7 +63,7 @@ class MapTransformerHead(nn.Module):
         x = (x + self._offsets(rows, cols).reshape(rows, cols, -1)).reshape(b, rows * cols, -1)  # (B, T, dim)
         keep = keep.reshape(b, rows * cols)
         layers = self.encoder.layers
-        extra = None if self.features is None else self.features(feature_inputs(sim, query_mask, cand_mask))
+        extra = None if self.features is None else self._feature_share(sim, query_mask, cand_mask)
         if torch.is_grad_enabled() or not self.cls_only:
             h = torch.cat([self.cls.expand(b, 1, -1), x], dim=1)
             return self._score(self.encoder(h, src_key_padding_mask=~self._with_cls(keep))[:, 0], extra)
@@ -72,6 +74,15 @@ class MapTransformerHead(nn.Module):
                 h = layer(h, src_key_padding_mask=~self._with_cls(keep))
             first, x = h[:, 0], h[:, 1:]
         return self._score(cls_only_layer(layers[-1], first, NormedRows(layers[-1].norm1, x), keep), extra)
+
+    def _feature_share(self, sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor:
+        """(B, dim): the features' linear map; in training, zero for a random ``feature_dropout`` share of the maps,
+        so the tiles must still learn what only they see (word order)."""
+        extra = self.features(feature_inputs(sim, query_mask, cand_mask))
+        if self.training and self.feature_dropout > 0:
+            keep = torch.rand(extra.shape[0], 1, device=extra.device) >= self.feature_dropout
+            extra = extra * keep.to(extra.dtype)
+        return extra
 
     @staticmethod
     def _with_cls(keep: torch.Tensor) -> torch.Tensor:
