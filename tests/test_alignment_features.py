@@ -41,8 +41,9 @@ def test_padding_changes_nothing_and_negative_cells_are_not_beaten_by_padding():
     padded[:, :, 2:] = torch.nan
     qm = torch.tensor([[True, True, False, False]])
     cm = torch.tensor([[True, True, False, False, False]])
-    plain, masked = _features(sim), _features(torch.nan_to_num(padded, nan=5.0), qm, cm)
-    assert masked == pytest.approx(plain)
+    plain = _features(sim)
+    assert _features(torch.nan_to_num(padded, nan=5.0), qm, cm) == pytest.approx(plain)  # not a max
+    assert _features(padded, qm, cm) == pytest.approx(plain)  # not a sum either
     assert plain["min_row_max"] == pytest.approx(-0.4)
 
 
@@ -106,3 +107,11 @@ def test_feature_dropout_leaves_the_features_out_in_training_only():
         served = head(sim, qm, cm)
     torch.testing.assert_close(dropped, without)  # every map's features dropped
     assert not torch.allclose(served, dropped, atol=1e-4)  # serving always reads them
+
+
+def test_a_pair_without_real_tokens_gets_zero_features():
+    sim = torch.rand(2, 3, 4)
+    qm = torch.ones(2, 3, dtype=torch.bool)
+    cm = torch.tensor([[True, True, False, False], [False, False, False, False]])
+    f = alignment_features(sim, qm, cm)
+    assert torch.isfinite(f).all() and (f[1] == 0).all() and (f[0] != 0).any()

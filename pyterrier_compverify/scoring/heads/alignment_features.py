@@ -37,7 +37,8 @@ FEATURES = (
 
 
 def alignment_features(sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor:
-    """(B, m, n) map, (B, m) or (m,) and (B, n) masks -> (B, len(FEATURES)) float32 features (order of FEATURES).
+    """(B, m, n) map, (B, m) or (m,) and (B, n) masks -> (B, len(FEATURES)) float32 features (order of FEATURES);
+    cells outside the masks are never read, and a pair without a real query or candidate token gets zeros.
 
     >>> sim = torch.tensor([[[1.0, 0.0], [0.0, 1.0]], [[0.0, 1.0], [1.0, 0.0]]])  # same order / swapped
     >>> f = alignment_features(sim, torch.ones(2, dtype=torch.bool), torch.ones(2, 2, dtype=torch.bool))
@@ -68,11 +69,12 @@ def alignment_features(sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: t
         mean((row_max < 0.5).float(), qf, m),
         mean((col_max > 0.9).float(), cf, n),
         mean((col_max < 0.5).float(), cf, n),
-        (sim * valid).sum((1, 2)) / (m * n),
+        sim.masked_fill(~valid, 0.0).sum((1, 2)) / (m * n),
         crossed.sum((1, 2)) / pairs.sum((1, 2)).clamp(min=1),
         torch.log(n / m),
     ]
-    return torch.stack(features, dim=1)
+    out = torch.stack(features, dim=1)
+    return out.masked_fill(~valid.flatten(1).any(1, keepdim=True), 0.0)  # a pair with no real token: all 0
 
 
 def feature_inputs(sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor:
