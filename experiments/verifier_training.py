@@ -194,17 +194,26 @@ def dev_triplets(d: dict, seed: int = 7) -> pd.DataFrame:
     return pd.concat([other, para[para["positive_kind"] == "paraphrase"]], ignore_index=True)
 
 
+def dev_pairs(table: pd.DataFrame) -> dict:
+    """The cached dev scores of the triplets' (anchor, positive / near-miss / anchor) pairs, in triplet order,
+    each with ``v_self`` = v(a, a) (the anchor is the query of its triplet)."""
+    pairs = {k: table[table["part"] == k].sort_values("row") for k in ("positive", "negative", "identity")}
+    identity_v = pairs["identity"]["v"].to_numpy()
+    return {k: p.assign(v_self=identity_v) for k, p in pairs.items()}
+
+
+def win_rates(triplets: pd.DataFrame, score: dict, by: str) -> dict:
+    """Share of triplets with score(positive) > score(near-miss), per value of the column ``by``."""
+    won = score["positive"] > score["negative"]
+    return {kind: float(np.mean(won[rows])) for kind, rows in sorted(triplets.groupby(by).indices.items())}
+
+
 def nearmiss_dev(triplets: pd.DataFrame, score: dict, worst_kind: bool = False) -> dict:
     """Win rate (positive > near-miss) per positive kind, identity win (anchor itself > near-miss), and the win
     rate of the near-miss kind where it is lowest (``worst kind``; with ``worst_kind`` it enters the headline)."""
-    out = {}
-    for kind, rows in triplets.groupby("positive_kind").indices.items():
-        out[f"win ({kind})"] = float(np.mean(score["positive"][rows] > score["negative"][rows]))
+    out = {f"win ({kind})": win for kind, win in win_rates(triplets, score, "positive_kind").items()}
     out["identity win"] = float(np.mean(score["identity"] > score["negative"]))
-    by_kind = {
-        kind: float(np.mean(score["positive"][rows] > score["negative"][rows]))
-        for kind, rows in triplets.groupby("negative_kind").indices.items()
-    }
+    by_kind = win_rates(triplets, score, "negative_kind")
     out["headline"] = min(out.values()) if not worst_kind else min(*out.values(), *by_kind.values())
     out["worst kind"] = min(by_kind.values())
     out["worst kind name"] = min(by_kind, key=by_kind.get)
@@ -387,9 +396,7 @@ def dev(args) -> None:
         dev_qrels = qrels[qrels["qid"].isin(set(sci["qid"]))]  # only the held-out queries count
         dev_qrels = dev_qrels.rename(columns={"qid": "query_id", "docno": "doc_id", "label": "relevance"})
         run = sci[["qid", "docno"]].rename(columns={"qid": "query_id", "docno": "doc_id"})
-        pairs = {k: table[table["part"] == k].sort_values("row") for k in ("positive", "negative", "identity")}
-        identity_v = pairs["identity"]["v"].to_numpy()  # v(a, a): the anchor is the query of its triplet
-        pairs = {k: p.assign(v_self=identity_v) for k, p in pairs.items()}
+        pairs = dev_pairs(table)
         own = self_verdicts(name, run_dir, d, base)
         sci = sci.assign(v_self=sci["qid"].map(own["scifact"]))
 
@@ -452,23 +459,19 @@ def kinds(args) -> None:
     triplets = dev_triplets(load_data(run_dir))
     beta, tau, k = (float(x) for x in args.form.split(","))
     rows = []
+    counts = triplets["negative_kind"].value_counts()
+    forms = {
+        "MaxSim": lambda t: t["s"].to_numpy(),
+        "head": lambda t: t["v"].to_numpy(),
+        f"fused ({beta:g}, {tau:g}, {k:g})": lambda t: fused(
+            t["s"].to_numpy(), t["v"].to_numpy(), beta, tau, k, r=t["r"].to_numpy(), v_self=t["v_self"].to_numpy()
+        ),
+    }
     for name in args.names.split(","):
-        table = pd.read_parquet(run_dir / name / "dev-scores.parquet")
-        pairs = {p: table[table["part"] == p].sort_values("row") for p in ("positive", "negative", "identity")}
-        v_self = pairs["identity"]["v"].to_numpy()
-        forms = {
-            "MaxSim": lambda t: t["s"].to_numpy(),
-            "head": lambda t: t["v"].to_numpy(),
-            f"fused ({beta:g}, {tau:g}, {k:g})": lambda t, v_self=v_self: fused(
-                t["s"].to_numpy(), t["v"].to_numpy(), beta, tau, k, r=t["r"].to_numpy(), v_self=v_self
-            ),
-        }
-        for form, score in forms.items():
-            pos, neg = score(pairs["positive"]), score(pairs["negative"])
-            row = {"verifier": name, "form": form}
-            for kind, at in sorted(triplets.groupby("negative_kind").indices.items()):
-                row[f"{kind} (n={len(at)})"] = float(np.mean(pos[at] > neg[at]))
-            rows.append(row)
+        pairs = dev_pairs(pd.read_parquet(run_dir / name / "dev-scores.parquet"))
+        for form, score_fn in forms.items():
+            wins = win_rates(triplets, {p: score_fn(t) for p, t in pairs.items()}, "negative_kind")
+            rows.append({"verifier": name, "form": form, **{f"{kd} (n={counts[kd]})": w for kd, w in wins.items()}})
     title = f"Dev win rate per near-miss kind (symmetric gate, reference query, form beta, tau, k = {args.form})"
     write_table(pd.DataFrame(rows).round(3), Path(args.out), title, None, time.time() - start)
 

@@ -1,4 +1,4 @@
-"""Alignment features: an MLP over a dozen length-free summaries of the similarity map (not one of the paper's
+"""Alignment features: an MLP over eleven length-free summaries of the similarity map (not one of the paper's
 F0-F4; a small, fast baseline for them).
 
 Every feature is a mean, a share, an extreme or a ratio over the valid part of the map, so a 15-token caption
