@@ -257,7 +257,7 @@ class Evaluator:
         return self.normed[name]
 
     def per_query(self, score: np.ndarray, mask: np.ndarray | None = None) -> pd.Series:
-        keep = np.ones(len(score), bool) if mask is None else mask
+        keep = np.ones(len(score), bool) if mask is None else mask.copy()
         keep &= self.codes >= 0
         codes, s, g = self.codes[keep], score[keep], self.gain[keep]
         order = np.lexsort((-s, codes))
