@@ -418,7 +418,9 @@ def main() -> None:
         results.append({"seed": seed, "task": TARGET, "system": "chosen fusion (pt.Experiment pipeline)",
                         "nDCG@10": float(res["nDCG@10"].iloc[0])})  # fmt: skip
     results = pd.DataFrame(results)
-    summary = results.groupby(["system", "task"], sort=False)["nDCG@10"].agg(["mean", "std"]).reset_index()
+    summary = (
+        results.groupby(["system", "task"], sort=False)["nDCG@10"].agg(["mean", "std"]).fillna(0.0).reset_index()
+    )  # std: 0 for one seed
     wide = summary.pivot_table(index="system", columns="task", values=["mean", "std"], sort=False)
     table = pd.DataFrame(index=list(summary["system"].unique()))
     for t in TESTS + DEVS:
