@@ -63,6 +63,7 @@ setup(
             "token_store.fp16 = pyterrier_compverify.store:TokenStore",
             "token_store.int8 = pyterrier_compverify.store:TokenStore",
             "token_store.pq = pyterrier_compverify.store:TokenStore",
+            "token_store.bf16 = pyterrier_compverify.store:TokenStore",
             "verifier.compverify = pyterrier_compverify.verifier:Verifier",
         ],
     },

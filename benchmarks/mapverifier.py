@@ -7,13 +7,14 @@ TokenStore, query token states shared with the first stage, at depths 10 / 100 /
 - ``ungated``: the same with ``skip_below=0`` (the head on every candidate: the form as served before);
 - ``maxsim``: the project's ``MaxSim(store=...)``, fp32 (what the default costs on top of it);
 - ``bf16``: ``dtype="bfloat16"`` (map product in reduced precision, head under bf16 autocast);
+- ``bf16_store``: the same over the store recoded to the bf16 codec (rows multiplied as stored, no conversion);
 - ``plain_f4``: the ungated reranker with F4's tiles formed (``head.factorised = False``), fp32;
 - ``plain_maxsim``: plain PyTorch MaxSim over an fp32 corpus padded once in memory (a floor for any map head);
 - the paper's loop (query and candidate encoded for every pair, map padded to 128 x 128, full F4 layers) on
   ``--loop-queries`` queries of the top 100.
 
-Also: nDCG@10 of fp32 and bf16 over all queries at depth 100, and a torch.profiler table of where the bf16
-reranker's time goes at depth 100.
+Also: nDCG@10 of fp32, bf16 and bf16_store over all queries at depth 100, and torch.profiler tables of where the
+bf16 and bf16_store rerankers' time goes at depth 100.
 
     OMP_NUM_THREADS=2 COMPVERIFY_DATA=/path/to/data python benchmarks/mapverifier.py [--every 10] [--rounds 3]
 
@@ -29,7 +30,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from rerank_common import PaddedCorpus, at_depth, conditions, interleave, ndcg10, ratio_cells, scifact_candidates
+from rerank_common import (
+    PaddedCorpus,
+    at_depth,
+    bf16_store,
+    conditions,
+    interleave,
+    ndcg10,
+    ratio_cells,
+    scifact_candidates,
+)
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.reporting import write_table
@@ -74,6 +84,7 @@ def main() -> None:
     plain = PaddedCorpus(indices.store)
     fp32 = cv.MapVerifier(encoder=encoder, store=indices.store)
     bf16 = cv.MapVerifier(encoder=encoder, store=indices.store, dtype="bfloat16")
+    bf16_rows = cv.MapVerifier(encoder=encoder, store=bf16_store(indices.store), dtype="bfloat16")
     ungated = cv.MapVerifier(encoder=encoder, store=indices.store)
     ungated.head.skip_below = 0.0
     plain_f4 = cv.MapVerifier(encoder=encoder, store=indices.store)  # ungated too: the head on every candidate
@@ -89,6 +100,7 @@ def main() -> None:
             "ungated": lambda f=frame: ungated(f),
             "maxsim": lambda f=frame: maxsim(f),
             "bf16": lambda f=frame: bf16(f),
+            "bf16_store": lambda f=frame: bf16_rows(f),
             "plain_f4": lambda f=frame: plain_f4(f),
             "plain_maxsim": lambda f=frame: plain.maxsim(f),
         }
@@ -104,10 +116,14 @@ def main() -> None:
         rows.append({"depth": depth, "path": "fp32 / plain_maxsim", **ratio_cells(times, "fp32", "plain_maxsim")})
         rows.append({"depth": depth, "path": "plain_f4 / ungated", **ratio_cells(times, "plain_f4", "ungated")})
         rows.append({"depth": depth, "path": "bf16 / plain_maxsim", **ratio_cells(times, "bf16", "plain_maxsim")})
+        rows.append(
+            {"depth": depth, "path": "bf16_store / plain_maxsim", **ratio_cells(times, "bf16_store", "plain_maxsim")}
+        )
+        rows.append({"depth": depth, "path": "bf16_store / maxsim", **ratio_cells(times, "bf16_store", "maxsim")})
         exact = results["fp32"]["score"]
         diffs[depth] = {
             f"{k}_vs_fp32_max_abs_diff": float((results[k]["score"] - exact).abs().max())
-            for k in ("plain_f4", "bf16", "ungated")
+            for k in ("plain_f4", "bf16", "bf16_store", "ungated")
         }
         verified = []  # maps through fp32's head (candidates with an open gate and their queries' own maps)
         count = lambda module, inputs, output, seen=verified: seen.append(len(inputs[0]))  # noqa: E731
@@ -119,30 +135,35 @@ def main() -> None:
     few = at_depth(top, 100, 1)
     few = few[few["qid"].isin(few["qid"].drop_duplicates().iloc[: args.loop_queries])]
     loop_times, loop_results = interleave(
-        {"paper_loop": lambda: paper_loop(ungated, few, texts), "bf16": lambda: bf16(few)}, args.rounds
+        {"paper_loop": lambda: paper_loop(ungated, few, texts), "bf16_store": lambda: bf16_rows(few)}, args.rounds
     )
     loop_ms = [1000 * s / args.loop_queries for s in loop_times["paper_loop"]]
     loop_diff = float(np.abs(loop_results["paper_loop"] - fp32(few)["score"].to_numpy()).max())
     full = at_depth(top, 100, 1)
     qrels = collection.qrels()
-    quality = {"ndcg10_fp32": ndcg10(fp32(full), qrels), "ndcg10_bf16": ndcg10(bf16(full), qrels)}
+    quality = {name: ndcg10(reranker(full), qrels) for name, reranker in
+               (("ndcg10_fp32", fp32), ("ndcg10_bf16", bf16), ("ndcg10_bf16_store", bf16_rows))}  # fmt: skip
     table = pd.DataFrame(rows)
     summary = {
         **conditions(),
         **{f"depth{d}_{k}": v for d, kv in diffs.items() for k, v in kv.items()},
         "paper_loop_ms_per_query_rounds": [round(x, 1) for x in loop_ms],
-        "paper_loop / bf16 (same rounds)": ratio_cells(loop_times, "paper_loop", "bf16"),
+        "paper_loop / bf16_store (same rounds)": ratio_cells(loop_times, "paper_loop", "bf16_store"),
         "paper_loop_vs_fp32_max_abs_diff": loop_diff,
         **quality,
     }
-    profile = profile_table(bf16, at_depth(top, 100, args.every))
+    profiles = {
+        name: profile_table(r, at_depth(top, 100, args.every))
+        for name, r in (("bf16", bf16), ("bf16_store", bf16_rows))
+    }
     markdown = (
         table.to_markdown(index=False, floatfmt=".2f")
         + "\n\n"
         + pd.DataFrame(list(summary.items()), columns=["measurement", "value"]).astype(str).to_markdown(index=False)
-        + "\n\nWhere the bf16 reranker's time goes (depth 100, torch.profiler, self CPU):\n\n```\n"
-        + profile
-        + "\n```\n"
+        + "".join(
+            f"\n\nWhere the {name} reranker's time goes (depth 100, torch.profiler, self CPU):\n\n```\n{text}\n```\n"
+            for name, text in profiles.items()
+        )
     )
     table = pd.concat([table, pd.DataFrame([{"path": k, "value": str(v)} for k, v in summary.items()])])
     write_table(table.astype(str), Path(args.out), "MapVerifier from a TokenStore: fp32, bf16, plain F4, plain MaxSim,"

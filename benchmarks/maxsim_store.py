@@ -1,8 +1,9 @@
 """Benchmark: MaxSim reranking of SciFact test's dense top-k from a TokenStore (query token states shared with the
 first stage) against plain PyTorch MaxSim over an fp32 corpus padded once in memory (1 GB for SciFact), at depths
 10 / 100 / 1000. In one run, interleaved (A, B, A, B, ...), best of ``--rounds`` with every round shown; the
-project's MaxSim in fp32 (exact, the default) and with ``dtype="bfloat16"`` (the fp16 rows multiplied as stored
-on a CPU with fp16 arithmetic, else in bf16). Scores are compared with the plain path's.
+project's MaxSim in fp32 (exact, the default), with ``dtype="bfloat16"`` (the fp16 rows multiplied as stored
+on a CPU with fp16 arithmetic, else in bf16), and ``bf16_store``: ``dtype="bfloat16"`` over the same store recoded
+to the bf16 codec (rows multiplied as stored, no conversion). Scores are compared with the plain path's.
 
     OMP_NUM_THREADS=2 COMPVERIFY_DATA=/path/to/data python benchmarks/maxsim_store.py [--every 10] [--rounds 3]
 
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from rerank_common import PaddedCorpus, at_depth, conditions, interleave, ratio_cells, scifact_candidates
+from rerank_common import PaddedCorpus, at_depth, bf16_store, conditions, interleave, ratio_cells, scifact_candidates
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.reporting import write_table
@@ -35,6 +36,7 @@ def main() -> None:
     plain = PaddedCorpus(indices.store)
     fp32 = cv.MaxSim(encoder, store=indices.store)
     bf16 = cv.MaxSim(encoder, store=indices.store, dtype="bfloat16")
+    bf16_rows = cv.MaxSim(encoder, store=bf16_store(indices.store), dtype="bfloat16")
     rows = []
     for depth in (10, 100, 1000):
         frame = at_depth(top, depth, args.every)
@@ -43,6 +45,7 @@ def main() -> None:
             "plain": lambda f=frame: plain.maxsim(f),
             "fp32": lambda f=frame: fp32(f),
             "bf16": lambda f=frame: bf16(f),
+            "bf16_store": lambda f=frame: bf16_rows(f),
         }
         for fn in fns.values():
             fn()  # warm-up: the store's pages in memory
@@ -52,7 +55,7 @@ def main() -> None:
             rows.append({"depth": depth, "path": name, "queries": n, "ms_per_query_best": 1000 * min(seconds) / n,
                          "ms_per_query_rounds": [round(1000 * s / n, 2) for s in seconds],
                          "max_abs_diff_to_plain": diff})  # fmt: skip
-        for name in ("fp32", "bf16"):
+        for name in ("fp32", "bf16", "bf16_store"):
             rows.append({"depth": depth, "path": f"{name} / plain", **ratio_cells(times, name, "plain")})
     table = pd.DataFrame(rows)
     summary = pd.DataFrame(list(conditions().items()), columns=["measurement", "value"]).astype(str)

@@ -1,12 +1,13 @@
 """Compressed token stores: bytes per token and nDCG@10 of dense % 100 >> MaxSim / >> MapVerifier() when the
-TokenStore keeps fp16 states, int8 with a per-token scale, or product quantisation (``pq``, faiss-trained
-codebooks). The fp16 store of each collection is built once (or reused from the index cache, as ``compverify
+TokenStore keeps fp16 states, bf16, int8 with a per-token scale, or product quantisation (``pq``, faiss-trained
+codebooks), each reranked in every compute dtype of ``--dtypes`` (the reranker's ``dtype``). The fp16 store of each collection is built once (or reused from the index cache, as ``compverify
 evaluate`` builds it) and recoded to each codec without re-encoding (``TokenStore.recode``).
 
     COMPVERIFY_DATA=/path/to/data python experiments/store_codecs.py [--codecs fp16,int8,pq,pq96,pq64]
+    COMPVERIFY_DATA=/path/to/data python experiments/store_codecs.py --codecs fp16,bf16 --dtypes float32,bfloat16
 
 One first stage per collection (dense top 100, query token states shared with the rerankers), so every row of a
-collection reranks the same candidates; deltas are against fp16 with paired t-tests over queries. The rerank
+collection reranks the same candidates; deltas are against the first variant (fp16, float32) with paired t-tests over queries. The rerank
 time per query is measured on the same machine in one pass (no interleaving: indicative only).
 Writes experiments/results/store-codecs.{md,json}.
 """
@@ -29,7 +30,14 @@ from pyterrier_compverify.reporting import write_table
 from pyterrier_compverify.store_codecs import resolve_codec
 
 COLLECTIONS = ["irds:beir/scifact/test", "irds:cranfield", "compverify/capretrieval/en"]
-CODECS = {"fp16": "fp16", "int8": "int8", "pq": "pq", "pq96": {"name": "pq", "m": 96}, "pq64": {"name": "pq", "m": 64}}
+CODECS = {
+    "fp16": "fp16",
+    "bf16": "bf16",
+    "int8": "int8",
+    "pq": "pq",
+    "pq96": {"name": "pq", "m": 96},
+    "pq64": {"name": "pq", "m": 64},
+}
 
 
 def coded_store(store: cv.TokenStore, name: str) -> tuple[cv.TokenStore, float | None]:
@@ -62,6 +70,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--collections", default=",".join(COLLECTIONS))
     parser.add_argument("--codecs", default="fp16,int8,pq")
+    parser.add_argument(
+        "--dtypes", default="float32", help="reranker compute dtypes, e.g. float32,bfloat16 (each codec with each)"
+    )
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR))
     parser.add_argument("--out", default="experiments/results/store-codecs")
@@ -69,7 +80,10 @@ def main() -> None:
     cv.setup_local_data()
     started = time.time()
     encoder = cv.TokenEncoder(DEFAULT_MODEL, max_length=128, verbose=False)
-    codecs = args.codecs.split(",")
+    dtypes = args.dtypes.split(",")
+    variants = [(c, d) for c in args.codecs.split(",") for d in dtypes]  # the first one is the baseline
+    label = lambda codec, dtype: codec if dtype == "float32" else f"{codec}, {dtype} product"  # noqa: E731
+    codecs = [label(c, d) for c, d in variants]
     rows = []
     for dataset_id in args.collections.split(","):
         collection = load_collection(dataset_id)
@@ -80,12 +94,12 @@ def main() -> None:
         num_tokens = indices.store.meta["num_tokens"]
         for reranker_name in ("MaxSim", "MapVerifier"):
             runs = {}
-            for name in codecs:
-                store, recode_s = coded_store(indices.store, name)
+            for (codec, dtype), name in zip(variants, codecs):
+                store, recode_s = coded_store(indices.store, codec)
                 reranker = (
-                    cv.MaxSim(encoder, store=store)
+                    cv.MaxSim(encoder, store=store, dtype=dtype)
                     if reranker_name == "MaxSim"
-                    else cv.MapVerifier(encoder=encoder, store=store)
+                    else cv.MapVerifier(encoder=encoder, store=store, dtype=dtype)
                 )
                 t0 = time.perf_counter()
                 runs[name] = reranker(candidates)
@@ -96,6 +110,7 @@ def main() -> None:
                         "collection": dataset_id,
                         "reranker": reranker_name,
                         "codec": name,
+                        "dtype": dtype,
                         "codec_params": store.codec,
                         "bytes_per_token": round(payload / num_tokens, 1),
                         "store_bytes_per_token": round(whole / num_tokens, 1),

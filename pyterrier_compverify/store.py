@@ -31,9 +31,8 @@ from .artifacts import (
     verify_sums,
 )
 from .encoder import TokenEncoder
-from .scoring.packed_maxsim import concatenated_ranges
 from .spec import EncoderSpec
-from .store_codecs import StateCodec, open_states, resolve_codec, write_states
+from .store_codecs import StateCodec, concatenate_slices, open_states, resolve_codec, write_states
 
 STATES_FILE = "states.f16"
 OFFSETS_FILE = "offsets.npy"
@@ -208,14 +207,12 @@ class TokenStore(pt.Artifact):
         return self._offsets[ids], self._offsets[ids + 1]
 
     def gather(self, starts: np.ndarray, ends: np.ndarray) -> torch.Tensor:
-        """The rows ``starts[i]:ends[i]`` of every document, concatenated: (T, dim), fp16 as stored (each
-        document's rows copied as one contiguous slice) or float32 decoded from a coded store."""
+        """The rows ``starts[i]:ends[i]`` of every document, concatenated: (T, dim), fp16 or bf16 as stored (each
+        document's rows copied as one contiguous slice) or float32 decoded from an int8 / pq store."""
         self._load()
-        if not isinstance(self._states, np.ndarray) or len(starts) == 0:  # coded: one decode of all the rows
-            rows = concatenated_ranges(starts, ends - starts)
-            return torch.from_numpy(np.ascontiguousarray(self._states[rows]))
-        states = self._states.view(np.ndarray)  # slicing a plain view skips np.memmap's Python-level hooks
-        return torch.from_numpy(np.concatenate([states[s:e] for s, e in zip(starts.tolist(), ends.tolist())]))
+        if isinstance(self._states, np.ndarray):  # fp16: each document's rows one contiguous copy
+            return torch.from_numpy(concatenate_slices(self._states, starts, ends))
+        return self._states.gather(starts, ends)
 
     def docnos(self) -> list[str]:
         self._load()

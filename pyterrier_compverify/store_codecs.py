@@ -1,6 +1,9 @@
 """Codecs of a TokenStore's token states: how the (num_tokens, dim) rows are written to disk and read back.
 
 - ``fp16``: the states as encoded, 2 bytes per value (768 bytes per token at 384 dims); the default.
+- ``bf16``: the same size in bfloat16 (8-bit mantissa): rows come back as torch bf16 for the store's packed
+  gather, so a bf16 reranker (``dtype="bfloat16"``) multiplies them as stored, with no conversion pass (on a
+  CPU with AVX-512 BF16 / AMX several times faster than converting fp16 rows); other readers get float32.
 - ``int8``: each token's values divided by a per-token scale (max |value| / 127) and rounded to int8, plus the
   scale as fp32 (dim + 4 bytes per token: 388 at 384 dims).
 - ``pq``: product quantisation: the dim values are cut into ``m`` sub-vectors of dim / m values, each replaced
@@ -12,7 +15,8 @@
 A codec is picked at indexing time (``store.indexer(encoder, codec="int8")``) or applied to a built store
 without re-encoding (``store.recode(path, codec="pq")``); its name and parameters are recorded in
 ``pt_meta.json`` and every reader (``token_states``, ``padded_states``, ``packed_states``) decodes
-transparently: fp16 rows come back as stored, coded rows as float32.
+transparently: fp16 rows come back as stored, coded rows as float32 (bf16 rows as torch bf16 from
+``TokenStore.gather``).
 
 >>> resolve_codec("int8").bytes_per_token(384)
 388
@@ -27,8 +31,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from .artifacts import file_sha256
+from .scoring.packed_maxsim import concatenated_ranges
 
 DEFAULT_SAMPLE = 65536  # token states the pq codebooks are trained on (faiss uses at most 256 per centroid)
 BLOCK = 65536  # rows encoded per step when writing
@@ -94,6 +100,41 @@ class Fp16Codec(StateCodec):
 
     def decode_rows(self, arrays):
         return arrays["states.f16"]
+
+
+class Bf16Codec(StateCodec):
+    """bfloat16 values (round to nearest even), kept as their 16 bits (``states.bf16``, numpy has no bf16):
+    2 bytes per value, the exponent range of float32 and an 8-bit mantissa (relative error <= 2^-9).
+    :meth:`gather` hands a store's rows to torch as bf16 without decoding them."""
+
+    name = "bf16"
+    payload = {"states.bf16": (np.dtype(np.uint16), None)}
+
+    def encode_block(self, rows):
+        bf16 = torch.from_numpy(np.ascontiguousarray(rows, dtype=np.float32)).to(torch.bfloat16)
+        return {"states.bf16": bf16.view(torch.int16).numpy().view(np.uint16)}
+
+    def decode_rows(self, arrays):
+        return (np.asarray(arrays["states.bf16"]).astype(np.uint32) << 16).view(np.float32)  # exact
+
+    @staticmethod
+    def gather(arrays, starts: np.ndarray, ends: np.ndarray) -> torch.Tensor:
+        """The rows ``starts[i]:ends[i]`` concatenated, as a (T, dim) torch bf16 tensor (one copy, no decoding)."""
+        bits = concatenate_slices(arrays["states.bf16"], starts, ends)
+        return torch.from_numpy(bits.view(np.int16)).view(torch.bfloat16)
+
+
+def concatenate_slices(array: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """``array[starts[i]:ends[i]]`` for every i, concatenated into one new array (each slice one contiguous copy;
+    a memory map is sliced as a plain view, skipping np.memmap's Python-level hooks).
+
+    >>> concatenate_slices(np.arange(6), np.array([4, 0]), np.array([6, 1])).tolist()
+    [4, 5, 0]
+    """
+    plain = array.view(np.ndarray)
+    if len(starts) == 0:
+        return plain[:0].copy()
+    return np.concatenate([plain[s:e] for s, e in zip(np.asarray(starts).tolist(), np.asarray(ends).tolist())])
 
 
 class Int8Codec(StateCodec):
@@ -213,7 +254,7 @@ def decode_pq_numpy(centroids: np.ndarray, codes: np.ndarray) -> np.ndarray:
     return centroids.reshape(m * ksub, dsub)[index].reshape(len(codes), m * dsub)
 
 
-CODECS: dict[str, type[StateCodec]] = {"fp16": Fp16Codec, "int8": Int8Codec, "pq": PQCodec}
+CODECS: dict[str, type[StateCodec]] = {"fp16": Fp16Codec, "bf16": Bf16Codec, "int8": Int8Codec, "pq": PQCodec}
 
 
 def resolve_codec(codec: str | dict | StateCodec | None) -> StateCodec:
@@ -248,6 +289,13 @@ class CodedRows:
 
     def __getitem__(self, idx) -> np.ndarray:
         return self.codec.decode_rows({name: values[idx] for name, values in self.arrays.items()})
+
+    def gather(self, starts: np.ndarray, ends: np.ndarray) -> torch.Tensor:
+        """The rows ``starts[i]:ends[i]`` of every document, concatenated: (T, dim), as the codec hands them to
+        torch (bf16 as stored; the others decoded to float32 in one pass)."""
+        if hasattr(self.codec, "gather"):
+            return self.codec.gather(self.arrays, starts, ends)
+        return torch.from_numpy(np.ascontiguousarray(self[concatenated_ranges(starts, ends - starts)]))
 
 
 def open_states(folder: Path, meta: dict, num_tokens: int, dim: int, error: type[Exception]):
@@ -315,4 +363,14 @@ def write_states(
     return codec.describe(), sums
 
 
-__all__ = ["CODECS", "CodedRows", "Fp16Codec", "Int8Codec", "PQCodec", "StateCodec", "open_states", "resolve_codec"]
+__all__ = [
+    "CODECS",
+    "Bf16Codec",
+    "CodedRows",
+    "Fp16Codec",
+    "Int8Codec",
+    "PQCodec",
+    "StateCodec",
+    "open_states",
+    "resolve_codec",
+]

@@ -1,4 +1,4 @@
-"""TokenStore codecs (int8 with a per-token scale, product quantisation): round-trip error, metadata, every
+"""TokenStore codecs (bf16, int8 with a per-token scale, product quantisation): round-trip error, metadata, every
 reranker reading a coded store, bytes per token, damaged files, refused codecs."""
 
 import json
@@ -23,12 +23,13 @@ DOCS = [{"docno": f"d{i}", "text": " ".join(RNG.choice(WORDS, size=12))} for i i
 
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory, tiny_encoder):
-    """The same corpus as fp16 (the reference), int8 and pq (m=8: 4 values per byte) stores."""
+    """The same corpus as fp16 (the reference), bf16, int8 and pq (m=8: 4 values per byte) stores."""
     root = tmp_path_factory.mktemp("codecs")
     fp16 = TokenStore(root / "fp16.tokens").indexer(tiny_encoder, verbose=False).index(DOCS)
+    bf16 = TokenStore(root / "bf16.tokens").indexer(tiny_encoder, verbose=False, codec="bf16").index(DOCS)
     int8 = TokenStore(root / "int8.tokens").indexer(tiny_encoder, verbose=False, codec="int8").index(DOCS)
     pq = TokenStore(root / "pq.tokens").indexer(tiny_encoder, verbose=False, codec={"name": "pq", "m": 8}).index(DOCS)
-    return {"fp16": fp16, "int8": int8, "pq": pq}
+    return {"fp16": fp16, "bf16": bf16, "int8": int8, "pq": pq}
 
 
 def reference_states(tiny_encoder):
@@ -41,6 +42,40 @@ def test_int8_round_trip_within_half_a_step(stores, tiny_encoder):
         assert got.dtype == np.float32 and got.shape == expected.shape
         step = np.abs(expected).max(axis=1, keepdims=True) / 127  # coded from the fp16 rows: their rounding too
         assert (np.abs(got - expected) <= step / 2 + np.abs(expected) * 2.0**-11 + 1e-6).all()
+
+
+def test_bf16_keeps_each_value_rounded_to_bf16(stores):
+    docnos = [d["docno"] for d in DOCS]
+    for got, fp16 in zip(stores["bf16"].token_states(docnos), stores["fp16"].token_states(docnos)):
+        assert got.dtype == np.float32
+        expected = torch.from_numpy(np.asarray(fp16, dtype=np.float32)).to(torch.bfloat16).float().numpy()
+        np.testing.assert_array_equal(got, expected)  # round to nearest even, decoded exactly
+        assert not np.array_equal(got, np.asarray(fp16, dtype=np.float32))  # 8-bit mantissa: really bf16
+
+
+def test_bf16_gather_hands_rows_to_torch_as_stored(stores):
+    store = stores["bf16"]
+    starts, ends = store.row_ranges(["d5", "d0", "d5"])
+    rows = store.gather(starts, ends)
+    assert rows.dtype == torch.bfloat16 and rows.shape == (int((ends - starts).sum()), 32)
+    np.testing.assert_array_equal(rows.float().numpy(), np.concatenate(store.token_states(["d5", "d0", "d5"])))
+    assert store.gather(starts[:0], ends[:0]).shape == (0, 32)
+
+
+@pytest.mark.parametrize("reranker", ["MaxSim", "MapVerifier"])
+def test_bf16_reranker_multiplies_a_bf16_store_as_stored(stores, tiny_encoder, trained_rerankers, reranker):
+    """A bf16 reranker takes the bf16 rows into its product unconverted: the same scores as float32 over those
+    rows, up to the query's rounding to bf16."""
+    frame = pd.DataFrame({"qid": "q1", "query": DOCS[3]["text"], "docno": [d["docno"] for d in DOCS], "score": 0.0})
+    scores = {}
+    for dtype in ("float32", "bfloat16"):
+        if reranker in trained_rerankers:
+            made = trained_rerankers[reranker](stores["bf16"], dtype=dtype)
+        else:
+            made = cv.MaxSim(tiny_encoder, store=stores["bf16"], dtype=dtype)
+        scores[dtype] = made(frame)["score"].to_numpy()
+    np.testing.assert_allclose(scores["bfloat16"], scores["float32"], rtol=0, atol=5e-3)
+    assert not np.array_equal(scores["bfloat16"], scores["float32"])  # really a reduced-precision product
 
 
 def test_pq_round_trip_keeps_cosines(stores, tiny_encoder):
@@ -62,6 +97,7 @@ def test_pq_decodes_alike_with_and_without_faiss(stores):
 
 def test_metadata_records_codec_and_loads_through_pt_artifact(stores):
     assert stores["fp16"].codec == {"name": "fp16"} and stores["int8"].codec == {"name": "int8"}
+    assert stores["bf16"].codec == {"name": "bf16"}
     assert stores["pq"].codec == {"name": "pq", "m": 8, "nbits": 8, "sample": 65536, "seed": 0, "normalise": True}
     meta = json.loads((stores["pq"].path / "pt_meta.json").read_text())
     assert meta["format"] == "pq" and set(meta["sha256"]) == {
@@ -80,14 +116,15 @@ def test_bytes_per_token(stores):
     num_tokens = stores["fp16"].meta["num_tokens"]
     sizes = {name: {p.name: p.stat().st_size for p in store.path.iterdir()} for name, store in stores.items()}
     assert sizes["fp16"]["states.f16"] == num_tokens * 32 * 2
+    assert sizes["bf16"]["states.bf16"] == num_tokens * 32 * 2
     assert sizes["int8"]["states.i8"] + sizes["int8"]["scales.f32"] == num_tokens * (32 + 4)
     assert sizes["pq"]["codes.pq"] == num_tokens * 8
-    assert "states.f16" not in sizes["int8"] and "states.f16" not in sizes["pq"]
+    assert not any("states.f16" in sizes[name] for name in ("bf16", "int8", "pq"))
     assert cv.store_codecs.resolve_codec("pq").bytes_per_token(384) == 96
 
 
 def test_recode_equals_indexing_with_the_codec(stores, tmp_path):
-    for name, codec in (("int8", "int8"), ("pq", {"name": "pq", "m": 8})):
+    for name, codec in (("bf16", "bf16"), ("int8", "int8"), ("pq", {"name": "pq", "m": 8})):
         recoded = stores["fp16"].recode(tmp_path / f"{name}.tokens", codec=codec, verbose=False)
         assert recoded.codec == stores[name].codec and recoded.docnos() == stores[name].docnos()
         for file in stores[name].path.iterdir():  # no re-encoding, and a seeded sample: the same bytes
@@ -101,12 +138,12 @@ def trained_rerankers(tmp_path_factory, tiny_encoder):
     root = tmp_path_factory.mktemp("verifiers")
     saved = {h: cv.Verifier.save(root / h, tiny_encoder, build_head(h, dim=32), h) for h in ("F3", "F4")}
     return {
-        "MapVerifier": lambda store: cv.MapVerifier(saved["F4"], encoder=tiny_encoder, store=store),
-        "MapCNN": lambda store: cv.MapCNN(saved["F3"], encoder=tiny_encoder, store=store),
+        "MapVerifier": lambda store, **kw: cv.MapVerifier(saved["F4"], encoder=tiny_encoder, store=store, **kw),
+        "MapCNN": lambda store, **kw: cv.MapCNN(saved["F3"], encoder=tiny_encoder, store=store, **kw),
     }
 
 
-@pytest.mark.parametrize("codec", ["int8", "pq"])
+@pytest.mark.parametrize("codec", ["bf16", "int8", "pq"])
 @pytest.mark.parametrize(
     "reranker", ["MaxSim", "BagOfSimilarities", "SoftAlign", "PooledCosine", "MapVerifier", "MapCNN"]
 )
@@ -122,7 +159,7 @@ def test_every_reranker_reads_a_coded_store(stores, tiny_encoder, trained_rerank
     reference = make(stores["fp16"])(frame)
     out = make(stores[codec])(frame)
     assert list(out.columns) == list(reference.columns) and list(out["docno"]) == list(reference["docno"])
-    tolerance = 0.02 if codec == "int8" else 0.2
+    tolerance = {"bf16": 0.01, "int8": 0.02, "pq": 0.2}[codec]
     np.testing.assert_allclose(out["score"], reference["score"], atol=tolerance)
     assert not np.array_equal(out["score"], reference["score"])  # the coded rows were read, not the fp16 ones
 
@@ -140,6 +177,8 @@ def test_padded_and_packed_states_decode_alike(stores):
 @pytest.mark.parametrize(
     ("codec", "file", "damage", "match"),
     [
+        ("bf16", "states.bf16", "truncate", "truncated"),
+        ("bf16", "states.bf16", "remove", "missing"),
         ("int8", "states.i8", "truncate", "truncated"),
         ("int8", "scales.f32", "remove", "missing"),
         ("pq", "codes.pq", "truncate", "truncated"),
@@ -149,7 +188,9 @@ def test_padded_and_packed_states_decode_alike(stores):
 )
 def test_damaged_codec_file_names_it(stores, tmp_path, codec, file, damage, match):
     copy = stores["fp16"].recode(
-        tmp_path / "c.tokens", codec={"int8": "int8", "pq": {"name": "pq", "m": 8}}[codec], verbose=False
+        tmp_path / "c.tokens",
+        codec={"bf16": "bf16", "int8": "int8", "pq": {"name": "pq", "m": 8}}[codec],
+        verbose=False,
     )
     path = copy.path / file
     if damage == "truncate":
@@ -191,7 +232,7 @@ def test_unknown_codec_refused_in_one_line_before_any_work(stores, tiny_encoder,
 
 
 def test_unknown_codec_names_the_choices(tiny_encoder, tmp_path):
-    with pytest.raises(ValueError, match="unknown store codec 'int4': choose one of 'fp16', 'int8', 'pq'"):
+    with pytest.raises(ValueError, match="unknown store codec 'int4': choose one of 'fp16', 'bf16', 'int8', 'pq'"):
         TokenStore(tmp_path / "s.tokens").indexer(tiny_encoder, codec="int4")
 
 
