@@ -145,7 +145,8 @@ def ndcg10(run: pd.DataFrame, qrels: pd.DataFrame) -> float:
 @pytest.mark.integration
 def test_bf16_keeps_dense_and_maxsim_ndcg_on_cranfield(minilm, data_dir, tmp_path):
     """Cranfield (1,400 abstracts, 225 queries): nDCG@10 of dense and dense >> MaxSim (top 100) stay within 0.3
-    point between a bf16 and an fp32 encoder, each with its own FlexIndex and TokenStore.
+    point between a bf16 and an fp32 encoder, each with its own FlexIndex and TokenStore; and MaxSim in bf16 from
+    the bf16 encoder's store recoded to the bf16 codec.
 
     Measured: dense 0.3552 (fp32) / 0.3542 (bf16), dense >> MaxSim 0.3542 / 0.3544 (AVX512-BF16 kernels, here
     and on CI); a broken bf16 path (wrong pooling, truncated states) moves nDCG@10 by whole points."""
@@ -165,7 +166,11 @@ def test_bf16_keeps_dense_and_maxsim_ndcg_on_cranfield(minilm, data_dir, tmp_pat
         reranked = cv.MaxSim(enc, store=store)(first)
         scores[dtype] = (ndcg10(first, qrels), ndcg10(reranked, qrels))
         pooled[dtype] = torch.from_numpy(np.array(flex.payload(return_docnos=False)[0]))
+    # the bf16 encoder's store recoded to the bf16 codec, its rows multiplied as stored (bf16 product)
+    rows = store.recode(tmp_path / "bf16-codec.tokens", codec="bf16", verbose=False)
+    scores["bf16 store"] = (scores["bf16"][0], ndcg10(cv.MaxSim(enc, store=rows, dtype="bfloat16")(first), qrels))
     print(f"Cranfield nDCG@10 (dense, dense >> MaxSim): {scores}")  # shown with pytest -s
     assert cosine(pooled["bf16"], pooled["fp32"]).min().item() >= 0.999
-    for fp32_score, bf16_score in zip(scores["fp32"], scores["bf16"]):
-        assert abs(fp32_score - bf16_score) < 3e-3, scores
+    for name in ("bf16", "bf16 store"):
+        for fp32_score, bf16_score in zip(scores["fp32"], scores[name]):
+            assert abs(fp32_score - bf16_score) < 3e-3, scores
