@@ -36,6 +36,7 @@ VARIANTS = {  # name -> config overrides (``as_filed``: that commit's code); the
     "frozen, re-encoding every batch (today's code)": {"mode": "frozen", "cache_states": False},
     "frozen, cached states": {"mode": "frozen"},
     "frozen, cached states, bf16": {"mode": "frozen", "bf16": True},
+    "frozen, cached states, bf16, compiled head": {"mode": "frozen", "bf16": True, "compile": True},
     "last layer, cached hidden states": {"mode": "last-layer"},
     "last layer, cached hidden states, bf16": {"mode": "last-layer", "bf16": True},
     # another head on the same rows: the alignment-features MLP (AF), for its own throughput, not the F4 trainer's

@@ -153,3 +153,18 @@ def test_a_finished_run_is_loaded_not_trained_further(tmp_path, tiny_encoder):
     assert log == [] and sorted(p.name for p in (tmp_path / "f3" / "checkpoints").iterdir())[-1] == "checkpoint-3"
     for k, v in again.load_head().state_dict().items():
         assert torch.equal(v, weights[k]), k
+
+
+def test_compiled_head_trains_the_same_steps_and_saves_a_plain_head(tmp_path, tiny_encoder):
+    """``compile=True`` runs the head through torch.compile: the same losses up to float rounding, a checkpoint
+    with the plain head's keys, an artifact that loads and serves like the eager one's."""
+    steps = dict(steps=4, save_steps=2)
+    _, eager = train_verifier(ROWS, tmp_path / "eager", encoder=tiny_encoder, config=config(**steps), verbose=False)
+    compiled, log = train_verifier(
+        ROWS, tmp_path / "compiled", encoder=tiny_encoder, config=config(compile=True, **steps), verbose=False
+    )
+    torch.testing.assert_close([e["loss"] for e in log], [e["loss"] for e in eager], rtol=1e-3, atol=1e-4)
+    plain, head = Verifier(tmp_path / "eager").load_head().state_dict(), compiled.load_head().state_dict()
+    assert head.keys() == plain.keys() and not any("_orig_mod" in k for k in head)
+    for key, value in plain.items():
+        torch.testing.assert_close(head[key], value, rtol=1e-3, atol=1e-4)

@@ -58,6 +58,11 @@ def register_train_verifier(subparsers) -> None:
     )
     parser.add_argument("--bf16", action="store_true", help="bf16 autocast (fast on CPUs with AVX-512 bf16)")
     parser.add_argument(
+        "--compile",
+        action="store_true",
+        help="torch.compile the head (fused kernels; the first steps take a minute or two to compile)",
+    )
+    parser.add_argument(
         "--steps", type=positive_int, default=default("steps"), help="training steps (default: %(default)s)"
     )
     parser.add_argument("--batch-size", type=positive_int, default=default("batch_size"), help="(default: %(default)s)")
@@ -92,6 +97,7 @@ def train_verifier_command(args: argparse.Namespace):
         head_lr=args.head_lr,
         seed=args.seed,
         bf16=args.bf16,
+        compile=args.compile,
         **given(args, "top_layers", "encoder_lr"),
     )
     encoder = TokenEncoder(args.model or DEFAULT_MODEL, max_length=args.max_length, device=args.device)

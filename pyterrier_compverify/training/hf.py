@@ -14,7 +14,8 @@ from pathlib import Path
 import pandas as pd
 
 RUN_FILE = "compverify_run.json"  # the fingerprint of the run whose outputs the folder holds
-NOT_IN_FINGERPRINT = ("save_steps", "logging_steps", "cache_dir")  # change where files go, not the model
+# change where files go or how fast a step runs, not the model (compile: the same steps up to float rounding)
+NOT_IN_FINGERPRINT = ("save_steps", "logging_steps", "cache_dir", "compile")
 
 
 def training_arguments(args_class, checkpoints: Path, config, *, lr: float, use_cpu: bool, verbose: bool, **extra):

@@ -41,6 +41,7 @@ class VerifierTrainingConfig:
     cache_dir: str | None = None  # where state caches are kept (default: OUTPUT/state-cache)
     shuffle: bool = True  # False: rows are taken in the given order (e.g. from verifier_mix.arrange_batches)
     bf16: bool = False  # bf16 autocast for the encoder part and the head (fast on CPUs with AVX-512 bf16)
+    compile: bool = False  # torch.compile the head (fused kernels; the first steps compile; a C++ compiler on CPU)
     steps: int = 300
     batch_size: int = 32
     head_lr: float = 1e-4
@@ -97,19 +98,23 @@ class CachedStates(nn.Module):
 
 class VerifierModel(nn.Module):
     """A state source (:class:`EncoderStates` or :class:`CachedStates`) + head; ``forward(anchor, candidates)``
-    returns the in-batch InfoNCE loss and logits. ``candidates`` holds the B positives, then the B negatives."""
+    returns the in-batch InfoNCE loss and logits. ``candidates`` holds the B positives, then the B negatives.
+    ``compile``: the head runs as ``torch.compile(head, dynamic=True)`` (the same weights; on a CPU, inductor's
+    C++ kernels fuse its many small element-wise steps); ``head`` stays the plain module that is saved."""
 
-    def __init__(self, source: nn.Module, head: nn.Module, *, temperature: float = 0.1):
+    def __init__(self, source: nn.Module, head: nn.Module, *, temperature: float = 0.1, compile: bool = False):
         super().__init__()
         self.source, self.head, self.temperature = source, head, temperature
+        # kept outside the module tree: the checkpoint's keys stay those of the plain head
+        self.__dict__["scorer"] = torch.compile(head, dynamic=True) if compile else head
 
     def pair_logits(self, anchor, candidates) -> torch.Tensor:
         """(B, B + 1) scores: column j < B is V(a_i, p_j), column B is V(a_i, n_i)."""
         a, a_mask = self.source(anchor)
         c, c_mask = self.source(candidates)
         b = a.shape[0]
-        in_batch = score_all_pairs(self.head, a, a_mask, c[:b], c_mask[:b])
-        hard = score_aligned(self.head, a, a_mask, c[b:], c_mask[b:])
+        in_batch = score_all_pairs(self.scorer, a, a_mask, c[:b], c_mask[:b])
+        hard = score_aligned(self.scorer, a, a_mask, c[b:], c_mask[b:])
         return torch.cat([in_batch, hard[:, None]], dim=1)
 
     def forward(self, anchor, candidates) -> dict:
@@ -214,7 +219,7 @@ def train_verifier(
     head_config = {"dim": encoder.dim, **config.head_config}
     head = build_head(config.head, **head_config)
     source, text_ids = _state_source(encoder, frame, config, output_dir, verbose, cache_texts)
-    model = VerifierModel(source, head, temperature=config.temperature)
+    model = VerifierModel(source, head, temperature=config.temperature, compile=config.compile)
     args = training_arguments(
         TrainingArguments,
         checkpoints,
