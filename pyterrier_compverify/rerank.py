@@ -37,7 +37,9 @@ class TokenReranker(pt.Transformer):
     ``head`` is a registered head name (``"F1"``, ``"Pooled"``, ...; see ``scoring.HEADS``) or a module;
     ``device`` is where maps and the head run (default: the encoder's device). ``dtype`` ``"float32"`` (default)
     scores exactly; ``"bfloat16"`` multiplies the map in reduced precision and runs the head in bf16 (several times
-    faster on CPUs with bf16 units; ``scoring.pairs.score_packed``). About ``score_batch_size`` candidates are
+    faster on CPUs with bf16 units; ``scoring.pairs.score_packed``; a conditional penalty's verifier, which sees
+    only the few candidates whose gate is open, stays float32); a store built with ``codec="bf16"`` then
+    serves its rows to the product as stored. About ``score_batch_size`` candidates are
     scored per pass, several queries' candidates together.
 
     Example::

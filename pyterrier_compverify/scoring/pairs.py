@@ -82,7 +82,8 @@ def score_packed(
     ``query`` is one query (m, d) for all B candidates, or G zero-padded queries (G, m, d) with ``query_mask``
     (G, m), query g scored against ``sizes[g]`` consecutive candidates (several queries in one pass).
     ``dtype`` float32 is exact; bfloat16 multiplies the map in reduced precision
-    (``simmap.reduced_product_dtype``) and runs the head under bf16 autocast (:func:`run_head`)."""
+    (``simmap.reduced_product_dtype``) and runs the head under bf16 autocast (:func:`run_head`; the verifier of a
+    gated ``ConditionalPenalty`` in float32, see its ``verdict``)."""
     queries = query[None] if query.dim() == 2 else query
     if query_mask is None:
         query_mask = torch.ones(queries.shape[:2], dtype=torch.bool, device=query.device)
@@ -99,7 +100,7 @@ def score_packed(
         lengths = mask.sum(1).cpu().numpy()
         return maxsim_packed(queries, query_mask, packed, lengths, sizes, dtype=product)
     if isinstance(head, ConditionalPenalty) and head.skip_below > 0:
-        return _gated_packed(head, queries, query_mask, packed, mask, sizes, product, dtype)
+        return _gated_packed(head, queries, query_mask, packed, mask, sizes, product)
     sim = similarity_map_packed(queries, packed, mask, sizes=sizes, dtype=product, query_mask=query_mask)
     options = _per_row(query_verdicts(head, queries, query_mask, dtype), per_candidate)
     return run_head(head, dtype, sim, cand_query_mask, mask, **options)
@@ -113,11 +114,11 @@ def _gated_packed(
     mask: torch.Tensor,
     sizes: list[int],
     product: torch.dtype,
-    dtype: torch.dtype,
 ) -> torch.Tensor:
-    """The conditional penalty from packed rows: MaxSim both ways from one product of all rows (no map), then
-    one verifier pass over the maps of the candidates whose gate is open and, with ``reference="query"``, their
-    queries' self-maps (``ConditionalPenalty.gated``). Arguments as for :func:`score_packed`; (B,) scores."""
+    """The conditional penalty from packed rows: MaxSim both ways from one product of all rows in ``product``
+    (no map), then one float32 verifier pass over the maps of the candidates whose gate is open and, with
+    ``reference="query"``, their queries' self-maps (``ConditionalPenalty.gated`` / ``verdict``). Arguments as
+    for :func:`score_packed`; (B,) scores."""
     lengths = mask.sum(1).cpu().numpy()
     base, reverse, sims = maxsim_both_ways(queries, query_mask, packed, lengths, sizes, dtype=product)
     m, device = queries.shape[1], queries.device
@@ -142,7 +143,7 @@ def _gated_packed(
         width = max(x.shape[2] for x in maps)
         sim = torch.cat([torch.nn.functional.pad(x.float(), (0, width - x.shape[2])) for x in maps])
         cand = torch.cat([torch.nn.functional.pad(x, (0, width - x.shape[1])) for x in masks])
-        v = run_head(head.verifier, dtype, sim, torch.cat(query_masks), cand)
+        v = head.verdict(sim, torch.cat(query_masks), cand)  # float32: a few maps (see ConditionalPenalty.verdict)
         return v[: len(rows)], (v[len(rows) :][which] if head.needs_query_verdict else None)
 
     return head.gated(base, reverse if head.gate == "symmetric" else None, verdicts)

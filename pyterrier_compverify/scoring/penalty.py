@@ -87,7 +87,13 @@ class ConditionalPenalty(nn.Module):
 
     def query_verdict(self, self_sim: torch.Tensor, query_mask: torch.Tensor) -> torch.Tensor:
         """The verifier's verdict on each query against itself: self-maps (G, m, m), mask (G, m) -> (G,)."""
-        return self.verifier(self_sim, query_mask, query_mask)
+        return self.verdict(self_sim, query_mask, query_mask)
+
+    def verdict(self, sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor:
+        """The verifier on (k, m, n) maps -> (k,) float32, always in float32 (autocast off): it sees only the few
+        maps whose gate is open, where bf16 autocast's casts cost more than its products save."""
+        with torch.autocast(sim.device.type, enabled=False):
+            return self.verifier(sim.float(), query_mask, cand_mask).float()
 
     def forward(
         self,
@@ -102,7 +108,7 @@ class ConditionalPenalty(nn.Module):
 
         def verdicts(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
             every = len(rows) == sim.shape[0]  # no copy of the maps when every gate is open
-            v = self.verifier(*(x if every else x[rows] for x in (sim, query_mask, cand_mask)))
+            v = self.verdict(*(x if every else x[rows] for x in (sim, query_mask, cand_mask)))
             return v, None if query_verdict is None else query_verdict[rows]
 
         return self.gated(base, reverse, verdicts)
@@ -138,7 +144,7 @@ class ConditionalPenalty(nn.Module):
         self._check_query_verdict(query_verdict)
         base = maxsim(sim, query_mask, cand_mask)
         weight, open_gate = self._weight(base, self._reverse(sim, query_mask, cand_mask))
-        v = self.verifier(sim, query_mask, cand_mask)
+        v = self.verdict(sim, query_mask, cand_mask)
         return base, v, torch.where(open_gate, weight * self._doubt(v, query_verdict), 0.0)
 
     def _check_query_verdict(self, query_verdict: torch.Tensor | None) -> None:
