@@ -32,7 +32,7 @@ from .artifacts import (
 )
 from .encoder import TokenEncoder
 from .spec import EncoderSpec
-from .store_codecs import StateCodec, concatenate_slices, open_states, resolve_codec, write_states
+from .store_codecs import StateCodec, gather_rows, open_states, resolve_codec, write_states
 
 STATES_FILE = "states.f16"
 OFFSETS_FILE = "offsets.npy"
@@ -207,11 +207,11 @@ class TokenStore(pt.Artifact):
         return self._offsets[ids], self._offsets[ids + 1]
 
     def gather(self, starts: np.ndarray, ends: np.ndarray) -> torch.Tensor:
-        """The rows ``starts[i]:ends[i]`` of every document, concatenated: (T, dim), fp16 or bf16 as stored (each
-        document's rows copied as one contiguous slice) or float32 decoded from an int8 / pq store."""
+        """The rows ``starts[i]:ends[i]`` of every document, concatenated: (T, dim), fp16 or bf16 as stored (one
+        parallel ``index_select`` from the memory map) or float32 decoded from an int8 / pq store."""
         self._load()
-        if isinstance(self._states, np.ndarray):  # fp16: each document's rows one contiguous copy
-            return torch.from_numpy(concatenate_slices(self._states, starts, ends))
+        if isinstance(self._states, np.ndarray):  # fp16: the memory map itself
+            return gather_rows(self._states, starts, ends)
         return self._states.gather(starts, ends)
 
     def docnos(self) -> list[str]:

@@ -27,6 +27,7 @@ transparently: fp16 rows come back as stored, coded rows as float32 (bf16 rows a
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -120,21 +121,24 @@ class Bf16Codec(StateCodec):
     @staticmethod
     def gather(arrays, starts: np.ndarray, ends: np.ndarray) -> torch.Tensor:
         """The rows ``starts[i]:ends[i]`` concatenated, as a (T, dim) torch bf16 tensor (one copy, no decoding)."""
-        bits = concatenate_slices(arrays["states.bf16"], starts, ends)
-        return torch.from_numpy(bits.view(np.int16)).view(torch.bfloat16)
+        return gather_rows(arrays["states.bf16"], starts, ends).view(torch.bfloat16)
 
 
-def concatenate_slices(array: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """``array[starts[i]:ends[i]]`` for every i, concatenated into one new array (each slice one contiguous copy;
-    a memory map is sliced as a plain view, skipping np.memmap's Python-level hooks).
+def gather_rows(array: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> torch.Tensor:
+    """``array[starts[i]:ends[i]]`` for every i, concatenated into a new torch tensor of the array's dtype (uint16
+    as int16): one ``index_select`` over a read-only torch view of the array (a memory map is not copied first),
+    which torch runs in parallel over the rows (2 threads: about half the time of numpy's concatenation).
 
-    >>> concatenate_slices(np.arange(6), np.array([4, 0]), np.array([6, 1])).tolist()
-    [4, 5, 0]
+    >>> gather_rows(np.arange(12.0).reshape(6, 2), np.array([4, 0]), np.array([6, 1])).tolist()
+    [[8.0, 9.0], [10.0, 11.0], [0.0, 1.0]]
     """
-    plain = array.view(np.ndarray)
-    if len(starts) == 0:
-        return plain[:0].copy()
-    return np.concatenate([plain[s:e] for s, e in zip(np.asarray(starts).tolist(), np.asarray(ends).tolist())])
+    plain = array.view(np.ndarray)  # a memory map as a plain array: no np.memmap hooks
+    if plain.dtype == np.uint16:  # torch indexes int16, not uint16
+        plain = plain.view(np.int16)
+    rows = torch.from_numpy(concatenated_ranges(np.asarray(starts), np.asarray(ends) - np.asarray(starts)))
+    with warnings.catch_warnings():  # the view is only read (index_select copies), never written
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        return torch.from_numpy(plain).index_select(0, rows)
 
 
 class Int8Codec(StateCodec):
