@@ -19,6 +19,7 @@ import pyterrier as pt
 from .artifacts import SizedIterator, corpus_length, docno_text
 from .encoder import TokenEncoder
 from .store import TokenStore
+from .store_codecs import resolve_codec
 
 DENSE_DIR, TOKENS_DIR = "dense", "tokens"
 MODES = ("create", "reuse", "overwrite")
@@ -54,26 +55,42 @@ class BiEncoder(TokenEncoder):
         return FlexIndex(str(path), sim_fn=self.sim_fn, verbose=self.verbose)
 
     def index(
-        self, docs, path: str | os.PathLike, *, mode: str = "create", token_states: bool = True
+        self,
+        docs,
+        path: str | os.PathLike,
+        *,
+        mode: str = "create",
+        token_states: bool = True,
+        codec: str | dict | None = None,
     ) -> BiEncoderIndex:
         """Encode ``docs`` (dicts or a DataFrame with docno and text) once into the folder ``path``: pooled vectors
-        in ``path/dense`` (FlexIndex) and, with ``token_states``, token states in ``path/tokens`` (TokenStore).
+        in ``path/dense`` (FlexIndex) and, with ``token_states``, token states in ``path/tokens`` (TokenStore),
+        kept by ``codec`` (``"fp16"`` by default; ``"bf16"``, ``"int8"``, ``"pq"``: see :mod:`.store_codecs`).
 
         ``mode``: ``"create"`` refuses an existing index, ``"reuse"`` opens a complete one built by this encoder
-        (and builds it otherwise), ``"overwrite"`` rebuilds it. Parts are built beside their place and moved there
-        only when complete; duplicate or missing docnos are refused."""
+        (and builds it otherwise; one whose store has another codec than a given ``codec`` is refused), ``"overwrite"``
+        rebuilds it. Parts are built beside their place and moved there only when complete; duplicate or missing
+        docnos are refused."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         path = Path(path)
+        wanted = None if codec is None else resolve_codec(codec)  # an unknown codec fails before any work
         if mode == "reuse":
             found = self._complete_index(path, token_states)
             if found is not None:
+                held = found.store.codec if found.store is not None else None
+                if wanted is not None and held is not None and held["name"] != wanted.name:
+                    raise ValueError(
+                        f"the index at {path} keeps its token states as {held['name']}, not {wanted.name}: pass "
+                        f"mode='overwrite' to rebuild it, or recode its store (index.store.recode(new_path, codec))"
+                    )
                 return found
         store = TokenStore(path / TOKENS_DIR)
         flex = self.flex_index(path / DENSE_DIR)
         overwrite = mode != "create"
         if token_states:
-            store.indexer(self, flex_index=flex, verbose=self.verbose, overwrite=overwrite).index(_unique_docnos(docs))
+            indexer = store.indexer(self, flex_index=flex, verbose=self.verbose, overwrite=overwrite, codec=wanted)
+            indexer.index(_unique_docnos(docs))
         else:
             if (path / DENSE_DIR).exists() and not overwrite:
                 raise FileExistsError(f"{path} already exists; pass mode='reuse' or mode='overwrite'")

@@ -124,3 +124,18 @@ def test_readme_one_liner_with_the_packaged_verifier(data_dir, tmp_path):
     )
     assert list(table["name"]) == ["dense", "maxsim", "mapverifier"]
     assert table["nDCG@10"].between(0.05, 1).all()  # the relevant documents are in the 40-60 indexed
+
+
+def test_index_with_a_codec_and_reuse_checks_it(model, tmp_path):
+    built = model.index(DOCS, tmp_path / "bf16.index", codec="bf16")
+    assert built.store.codec == {"name": "bf16"}
+    assert built.store.gather(*built.store.row_ranges(["d1"])).dtype.is_floating_point
+    assert model.index(iter(()), built.path, mode="reuse").store.codec == {"name": "bf16"}  # no codec: any
+    assert model.index(iter(()), built.path, mode="reuse", codec="bf16").path == built.path
+    with pytest.raises(ValueError, match="keeps its token states as bf16, not fp16: pass mode='overwrite'"):
+        model.index(DOCS, built.path, mode="reuse", codec="fp16")
+    with pytest.raises(ValueError, match="unknown store codec 'int4'"):
+        model.index(DOCS, tmp_path / "other.index", codec="int4")
+    assert not (tmp_path / "other.index").exists()
+    out = (model.retriever(built.path) >> cv.MaxSim(model, dtype="bfloat16"))(TOPICS)
+    assert len(out) and out["score"].notna().all()
