@@ -1,15 +1,16 @@
 """Compressed token stores: bytes per token and nDCG@10 of dense % 100 >> MaxSim / >> MapVerifier() when the
 TokenStore keeps fp16 states, bf16, int8 with a per-token scale, or product quantisation (``pq``, faiss-trained
-codebooks), each reranked in every compute dtype of ``--dtypes`` (the reranker's ``dtype``). The fp16 store of each collection is built once (or reused from the index cache, as ``compverify
-evaluate`` builds it) and recoded to each codec without re-encoding (``TokenStore.recode``).
+codebooks), each reranked in every compute dtype of ``--dtypes`` (the reranker's ``dtype``). The fp16 store of
+each collection is built once (or reused from the index cache, as ``compverify evaluate`` builds it) and recoded
+to each codec without re-encoding (``TokenStore.recode``).
 
     COMPVERIFY_DATA=/path/to/data python experiments/store_codecs.py [--codecs fp16,int8,pq,pq96,pq64]
     COMPVERIFY_DATA=/path/to/data python experiments/store_codecs.py --codecs fp16,bf16 --dtypes float32,bfloat16
 
 One first stage per collection (dense top 100, query token states shared with the rerankers), so every row of a
-collection reranks the same candidates; deltas are against the first variant (fp16, float32) with paired t-tests over queries. The rerank
-time per query is measured on the same machine in one pass (no interleaving: indicative only).
-Writes experiments/results/store-codecs.{md,json}.
+collection reranks the same candidates; deltas are against the first variant (fp16, float32) with paired t-tests
+over queries. The rerank time per query is measured on the same machine in one pass (no interleaving: indicative
+only). Writes experiments/results/store-codecs.{md,json}.
 """
 
 from __future__ import annotations

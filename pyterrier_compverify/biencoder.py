@@ -75,13 +75,15 @@ class BiEncoder(TokenEncoder):
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         path = Path(path)
         wanted = None if codec is None else resolve_codec(codec)  # an unknown codec fails before any work
+        if wanted is not None:
+            wanted.check_dim(self.dim)  # also fills in a default parameter (pq's m), so that describe() is complete
         if mode == "reuse":
             found = self._complete_index(path, token_states)
             if found is not None:
                 held = found.store.codec if found.store is not None else None
-                if wanted is not None and held is not None and held["name"] != wanted.name:
+                if wanted is not None and held is not None and held != wanted.describe():
                     raise ValueError(
-                        f"the index at {path} keeps its token states as {held['name']}, not {wanted.name}: pass "
+                        f"the index at {path} keeps its token states as {held}, not {wanted.describe()}: pass "
                         f"mode='overwrite' to rebuild it, or recode its store (index.store.recode(new_path, codec))"
                     )
                 return found

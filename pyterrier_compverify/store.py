@@ -32,7 +32,7 @@ from .artifacts import (
 )
 from .encoder import TokenEncoder
 from .spec import EncoderSpec
-from .store_codecs import StateCodec, gather_rows, open_states, resolve_codec, write_states
+from .store_codecs import StateCodec, gather_rows, open_states, readonly_tensor, resolve_codec, write_states
 
 STATES_FILE = "states.f16"
 OFFSETS_FILE = "offsets.npy"
@@ -120,6 +120,7 @@ class TokenStore(pt.Artifact):
         if len(docnos) != num_docs:
             raise CorruptStoreError(f"{path / DOCNOS_FILE} holds {len(docnos)} docnos, expected {num_docs}")
         self._states = states
+        self._view = readonly_tensor(states) if isinstance(states, np.ndarray) else None  # fp16: for gather
         self._offsets = np.asarray(offsets)
         self._docnos = docnos
         self._meta = meta
@@ -210,8 +211,8 @@ class TokenStore(pt.Artifact):
         """The rows ``starts[i]:ends[i]`` of every document, concatenated: (T, dim), fp16 or bf16 as stored (one
         parallel ``index_select`` from the memory map) or float32 decoded from an int8 / pq store."""
         self._load()
-        if isinstance(self._states, np.ndarray):  # fp16: the memory map itself
-            return gather_rows(self._states, starts, ends)
+        if self._view is not None:  # fp16: the memory map itself
+            return gather_rows(self._view, starts, ends)
         return self._states.gather(starts, ends)
 
     def docnos(self) -> list[str]:

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 import pytest
+import torch
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.spec import IncompatibleEncoderError
@@ -129,11 +130,13 @@ def test_readme_one_liner_with_the_packaged_verifier(data_dir, tmp_path):
 def test_index_with_a_codec_and_reuse_checks_it(model, tmp_path):
     built = model.index(DOCS, tmp_path / "bf16.index", codec="bf16")
     assert built.store.codec == {"name": "bf16"}
-    assert built.store.gather(*built.store.row_ranges(["d1"])).dtype.is_floating_point
+    assert built.store.gather(*built.store.row_ranges(["d1"])).dtype == torch.bfloat16
     assert model.index(iter(()), built.path, mode="reuse").store.codec == {"name": "bf16"}  # no codec: any
     assert model.index(iter(()), built.path, mode="reuse", codec="bf16").path == built.path
-    with pytest.raises(ValueError, match="keeps its token states as bf16, not fp16: pass mode='overwrite'"):
+    with pytest.raises(ValueError, match="keeps its token states as {'name': 'bf16'}, not {'name': 'fp16'}: pass"):
         model.index(DOCS, built.path, mode="reuse", codec="fp16")
+    with pytest.raises(ValueError, match="not {'name': 'pq', 'm': 8, "):  # parameters count, not only the name
+        model.index(DOCS, built.path, mode="reuse", codec={"name": "pq", "m": 8})
     with pytest.raises(ValueError, match="unknown store codec 'int4'"):
         model.index(DOCS, tmp_path / "other.index", codec="int4")
     assert not (tmp_path / "other.index").exists()

@@ -156,3 +156,22 @@ def test_packed_rows_give_the_padded_scores_and_skip_the_same_candidates(monkeyp
 def test_negative_weights_are_refused(verifier):
     with pytest.raises(ValueError, match="must not be negative"):
         ConditionalPenalty(verifier, beta=-1.0)
+
+
+def test_the_verdict_runs_in_float32_under_bf16_autocast():
+    """The gated verifier sees few maps: it always runs in float32 (autocast off), so the packed bf16 path, the text
+    path and explain give it the same input precision."""
+    verifier = build_head("F4", dim=16).eval()
+    head = ConditionalPenalty(verifier, beta=0.5, tau=0.5, reference="query")
+    g = torch.Generator().manual_seed(3)
+    sim = torch.rand(3, 5, 7, generator=g) * 2 - 1
+    query_mask, cand_mask = torch.ones(3, 5, dtype=torch.bool), torch.ones(3, 7, dtype=torch.bool)
+    with torch.inference_mode():
+        exact = verifier(sim, query_mask, cand_mask)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            got = head.verdict(sim.bfloat16(), query_mask, cand_mask)
+            reduced = verifier(sim, query_mask, cand_mask)
+        expected = verifier(sim.bfloat16().float(), query_mask, cand_mask)  # its own input, in float32
+    assert got.dtype == torch.float32
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
+    assert not torch.equal(reduced.float(), exact)  # autocast would have changed the verdict

@@ -155,16 +155,34 @@ def test_a_finished_run_is_loaded_not_trained_further(tmp_path, tiny_encoder):
         assert torch.equal(v, weights[k]), k
 
 
-def test_compiled_head_trains_the_same_steps_and_saves_a_plain_head(tmp_path, tiny_encoder):
+def test_compiled_head_trains_the_same_steps_and_saves_a_plain_head(tmp_path, tiny_encoder, monkeypatch):
     """``compile=True`` runs the head through torch.compile: the same losses up to float rounding, a checkpoint
     with the plain head's keys, an artifact that loads and serves like the eager one's."""
     steps = dict(steps=4, save_steps=2)
     _, eager = train_verifier(ROWS, tmp_path / "eager", encoder=tiny_encoder, config=config(**steps), verbose=False)
+    compiled_calls = []
+    real_compile = torch.compile
+    monkeypatch.setattr(torch, "compile", lambda m, **kw: compiled_calls.append(m) or real_compile(m, **kw))
     compiled, log = train_verifier(
         ROWS, tmp_path / "compiled", encoder=tiny_encoder, config=config(compile=True, **steps), verbose=False
     )
+    assert len(compiled_calls) == 1 and compiled_calls[0].head_name == "F4"  # the head, and it really compiled
     torch.testing.assert_close([e["loss"] for e in log], [e["loss"] for e in eager], rtol=1e-3, atol=1e-4)
     plain, head = Verifier(tmp_path / "eager").load_head().state_dict(), compiled.load_head().state_dict()
     assert head.keys() == plain.keys() and not any("_orig_mod" in k for k in head)
     for key, value in plain.items():
         torch.testing.assert_close(head[key], value, rtol=1e-3, atol=1e-4)
+
+
+def test_a_replica_of_the_model_scores_with_its_own_head():
+    """``DataParallel`` copies a module's attributes shallowly and replaces its submodules: a replica must score
+    with its own copy of the head, not the compiled original (which lives outside the module tree)."""
+    from pyterrier_compverify.scoring import build_head
+    from pyterrier_compverify.training.verifier import VerifierModel
+
+    for compile in (False, True):
+        model = VerifierModel(torch.nn.Identity(), build_head("F4", dim=8), compile=compile)
+        assert (model.scorer is not model.head) == compile  # compiled: the wrapper of this very head
+        replica = model._replicate_for_data_parallel()
+        replica._modules["head"] = build_head("F4", dim=8)
+        assert replica.scorer is replica.head

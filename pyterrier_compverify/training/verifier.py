@@ -106,7 +106,14 @@ class VerifierModel(nn.Module):
         super().__init__()
         self.source, self.head, self.temperature = source, head, temperature
         # kept outside the module tree: the checkpoint's keys stay those of the plain head
-        self.__dict__["scorer"] = torch.compile(head, dynamic=True) if compile else head
+        self.__dict__["_compiled_head"] = torch.compile(head, dynamic=True) if compile else None
+
+    @property
+    def scorer(self) -> nn.Module:
+        """The head as it scores in training: compiled when asked for, unless this is a copy whose ``head`` is not
+        the compiled one's (e.g. a ``DataParallel`` replica, which copies modules, not this attribute)."""
+        compiled = self.__dict__.get("_compiled_head")
+        return compiled if compiled is not None and compiled._orig_mod is self.head else self.head
 
     def pair_logits(self, anchor, candidates) -> torch.Tensor:
         """(B, B + 1) scores: column j < B is V(a_i, p_j), column B is V(a_i, n_i)."""
