@@ -349,8 +349,13 @@ class TokenStoreIndexer(pt.Indexer):
         with self.store._building(self.overwrite, flex_path) as (tmp, flex_tmp):
             seen: set[str] = set()
             lengths: list[int] = []
-            states_sha = hashlib.sha256()
-            with open(tmp / STATES_FILE, "wb") as states_out, Lookup.builder(tmp / DOCNOS_FILE) as docno_out:
+            # a codec without a model (fp16, bf16, int8) codes each document's float32 states as they come; one
+            # that is trained on a sample (pq) codes the fp16 states written first, once they are all there
+            direct = type(self.codec).fit is StateCodec.fit
+            written = self.codec if direct else resolve_codec("fp16")
+            digests = {name: hashlib.sha256() for name in written.payload}
+            with contextlib.ExitStack() as files, Lookup.builder(tmp / DOCNOS_FILE) as docno_out:
+                outs = {name: files.enter_context(open(tmp / name, "wb")) for name in written.payload}
                 docno_out.formats["fixedbytes"] = _FixedBytes()
                 docno_out.seeded_formats = docno_out.formats.copy()
 
@@ -370,9 +375,10 @@ class TokenStoreIndexer(pt.Indexer):
                             texts.append(doc[text_field])
                         enc = self.encoder.encode(texts, verbose=False, what=f"{text_field!r} field")
                         for docno, states in zip(docnos, enc.token_states):
-                            data = states.to(torch.float16).numpy()  # torch converts ~5x faster than numpy
-                            states_out.write(data)
-                            states_sha.update(data)
+                            for name, values in written.encode_block(states.numpy()).items():
+                                data = np.ascontiguousarray(values).tobytes()
+                                outs[name].write(data)
+                                digests[name].update(data)
                             lengths.append(states.shape[0])
                             docno_out.add(docno)
                         bar.update(len(chunk))
@@ -394,8 +400,8 @@ class TokenStoreIndexer(pt.Indexer):
             offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
             np.cumsum(lengths, out=offsets[1:])
             np.save(tmp / OFFSETS_FILE, offsets)
-            codec_meta, sums = self.codec.describe(), {STATES_FILE: states_sha.hexdigest()}
-            if self.codec.name != "fp16":  # the fp16 states written above are coded, then dropped
+            codec_meta, sums = self.codec.describe(), {name: d.hexdigest() for name, d in digests.items()}
+            if not direct:  # the fp16 states written above are coded, then dropped
                 shape = (int(offsets[-1]), self.encoder.dim)
                 fp16 = np.memmap(tmp / STATES_FILE, np.float16, "r", shape=shape) if shape[0] else np.zeros(shape)
                 codec_meta, sums = write_states(fp16, tmp, self.codec)
