@@ -19,9 +19,13 @@ from torch import nn
 from ._device import resolve_device
 from .encoder import COMPUTE_DTYPES, TokenEncoder, check_dtype, check_texts
 from .query_tokens import QueryTokens
-from .scoring import build_head, pad_token_states, score_candidates, score_packed
+from .scoring import ConditionalPenalty, build_head, pad_token_states, score_candidates, score_packed
+from .scoring.pairs import DeferredVerdicts
 from .spec import IncompatibleEncoderError
 from .store import TokenStore
+
+# a gated penalty read from a store verifies its open candidates once per frame, or when this many maps wait
+DEFERRED_MAPS = 2048
 
 
 class TokenReranker(pt.Transformer):
@@ -125,7 +129,7 @@ class TokenReranker(pt.Transformer):
                 f"or add pt.text.get_text(dataset, {self.text_field!r}) before it"
             )
         query_ids, query_states = self._query_states(inp)
-        candidates = self._candidates(inp, store)
+        candidates, deferred = self._candidates(inp, store)
         scores = np.empty(len(inp), dtype=np.float64)
         groups = pd.Series(np.arange(len(inp))).groupby(query_ids, sort=False).indices
         self.head.to(self.device).eval()
@@ -136,7 +140,12 @@ class TokenReranker(pt.Transformer):
             chunks = [rows for _, rows in batch]
             with torch.inference_mode():
                 scores[np.concatenate(chunks)] = candidates(queries, chunks).float().cpu().numpy()
+                if deferred is not None and len(deferred) >= DEFERRED_MAPS:
+                    deferred.apply(scores)
             bar.update(sum(int(rows[-1] == groups[q][-1]) for q, rows in batch))  # queries finished
+        if deferred is not None:
+            with torch.inference_mode():
+                deferred.apply(scores)
         bar.close()
         if not np.isfinite(scores).all():
             bad = int((~np.isfinite(scores)).sum())
@@ -191,8 +200,12 @@ class TokenReranker(pt.Transformer):
         return store
 
     def _candidates(self, inp: pd.DataFrame, store: TokenStore | None):
-        """A function (G queries' (m_g, d) states, G arrays of row positions) -> scores of those rows (in order)."""
+        """A function (G queries' (m_g, d) states, G arrays of row positions) -> scores of those rows (in order),
+        and, for a gated conditional penalty read from a store, the :class:`DeferredVerdicts` its passes fill
+        (their scores are S until it is applied; else None)."""
         if store is not None:
+            gated = isinstance(self.head, ConditionalPenalty) and self.head.skip_below > 0
+            deferred = DeferredVerdicts(self.head) if gated else None
             codes, unique = pd.factorize(inp["docno"])  # one store lookup per distinct docno, for the whole frame
             starts, ends = store.row_ranges(np.asarray(unique, dtype=object))
             starts, ends = starts[codes], ends[codes]
@@ -213,9 +226,11 @@ class TokenReranker(pt.Transformer):
                     query_mask=query_mask.to(device),
                     sizes=sizes,
                     dtype=self.dtype,
+                    deferred=deferred,
+                    positions=rows,
                 )
 
-            return from_store
+            return from_store, deferred
         texts = check_texts(inp[self.text_field], f"{self.text_field!r} column")
         text_ids, unique_texts = pd.factorize(pd.Series(texts))
         states = self.encoder.encode(
@@ -230,7 +245,7 @@ class TokenReranker(pt.Transformer):
                 scores.append(score_candidates(self.head, query, cand.to(device), mask.to(device), dtype=self.dtype))
             return torch.cat(scores)
 
-        return from_text
+        return from_text, None
 
 
 def ranks(qids: pd.Series, scores: np.ndarray) -> np.ndarray:

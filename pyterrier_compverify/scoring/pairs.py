@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -75,9 +76,15 @@ def score_packed(
     query_mask: torch.Tensor | None = None,
     sizes: Sequence[int] | None = None,
     dtype: torch.dtype = torch.float32,
+    deferred: DeferredVerdicts | None = None,
+    positions: np.ndarray | None = None,
 ) -> torch.Tensor:
     """Candidates given as packed real-token rows (T, d) (any float dtype, e.g. fp16 rows of a store) with their
     (B, L) mask -> (B,) scores. A map head never sees a padded copy of the states.
+
+    With a gated ``ConditionalPenalty`` head and ``deferred`` (a :class:`DeferredVerdicts` of that head), the
+    scores returned are S alone and the candidates whose gate is open are recorded there under ``positions``
+    (B,), to be penalised by ``deferred.apply`` (one verifier pass for many calls).
 
     ``query`` is one query (m, d) for all B candidates, or G zero-padded queries (G, m, d) with ``query_mask``
     (G, m), query g scored against ``sizes[g]`` consecutive candidates (several queries in one pass).
@@ -100,7 +107,7 @@ def score_packed(
         lengths = mask.sum(1).cpu().numpy()
         return maxsim_packed(queries, query_mask, packed, lengths, sizes, dtype=product)
     if isinstance(head, ConditionalPenalty) and head.skip_below > 0:
-        return _gated_packed(head, queries, query_mask, packed, mask, sizes, product)
+        return _gated_packed(head, queries, query_mask, packed, mask, sizes, product, deferred, positions)
     sim = similarity_map_packed(queries, packed, mask, sizes=sizes, dtype=product, query_mask=query_mask)
     options = _per_row(query_verdicts(head, queries, query_mask, dtype), per_candidate)
     return run_head(head, dtype, sim, cand_query_mask, mask, **options)
@@ -114,18 +121,23 @@ def _gated_packed(
     mask: torch.Tensor,
     sizes: list[int],
     product: torch.dtype,
+    deferred: DeferredVerdicts | None = None,
+    positions: np.ndarray | None = None,
 ) -> torch.Tensor:
     """The conditional penalty from packed rows: MaxSim both ways from one product of all rows in ``product``
     (no map), then one float32 verifier pass over the maps of the candidates whose gate is open and, with
-    ``reference="query"``, their queries' self-maps (``ConditionalPenalty.gated`` / ``verdict``). Arguments as
-    for :func:`score_packed`; (B,) scores."""
+    ``reference="query"``, their queries' self-maps (``ConditionalPenalty.gated`` / ``verdict``); with
+    ``deferred``, those maps are recorded there instead (see :func:`score_packed`). (B,) scores."""
     lengths = mask.sum(1).cpu().numpy()
     base, reverse, sims = maxsim_both_ways(queries, query_mask, packed, lengths, sizes, dtype=product)
+    reverse = reverse if head.gate == "symmetric" else None
     m, device = queries.shape[1], queries.device
     owner = torch.arange(len(sizes), device=device).repeat_interleave(torch.tensor(sizes, device=device))
     token_ends = row_bounds(lengths, sizes)[0]
 
-    def verdicts(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def open_maps(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """The maps of candidates ``rows`` (k,) and, with ``reference="query"``, their queries' self-maps after
+        them, padded to one width: (sim, query masks, candidate masks, each candidate's self-map number)."""
         picked = rows.cpu().numpy()
         starts, counts = token_ends[picked], lengths[picked]
         token_rows = concatenated_ranges(starts, counts)
@@ -134,7 +146,7 @@ def _gated_packed(
         products = sims[torch.from_numpy(token_rows).to(device), :m]  # past a query's width: undefined
         real = cand_query_mask.repeat_interleave(torch.from_numpy(counts).to(device), 0)
         maps = [map_from_products(products.masked_fill(~real, 0.0), cand_mask)]  # (k, m, L)
-        masks, query_masks = [cand_mask], [cand_query_mask]
+        masks, query_masks, which = [cand_mask], [cand_query_mask], None
         if head.needs_query_verdict:  # the queries' own maps in the same pass, padded to one width
             needed, which = owner[rows].unique(return_inverse=True)
             maps.append(similarity_map(queries[needed], queries[needed]))  # (g, m, m)
@@ -143,10 +155,55 @@ def _gated_packed(
         width = max(x.shape[2] for x in maps)
         sim = torch.cat([torch.nn.functional.pad(x.float(), (0, width - x.shape[2])) for x in maps])
         cand = torch.cat([torch.nn.functional.pad(x, (0, width - x.shape[1])) for x in masks])
-        v = head.verdict(sim, torch.cat(query_masks), cand)  # float32: a few maps (see ConditionalPenalty.verdict)
-        return v[: len(rows)], (v[len(rows) :][which] if head.needs_query_verdict else None)
+        return sim, torch.cat(query_masks), cand, which
 
-    return head.gated(base, reverse if head.gate == "symmetric" else None, verdicts)
+    if deferred is None:
+
+        def verdicts(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+            sim, query_masks, cand_masks, which = open_maps(rows)
+            v = head.verdict(sim, query_masks, cand_masks)  # float32: a few maps (see ConditionalPenalty.verdict)
+            return v[: len(rows)], (None if which is None else v[len(rows) :][which])
+
+        return head.gated(base, reverse, verdicts)
+    weight, rows = head.open_gates(base, reverse)
+    if len(rows):
+        deferred.add(np.asarray(positions)[rows.cpu().numpy()], weight[rows], *open_maps(rows))
+    return base
+
+
+class DeferredVerdicts:
+    """The candidates of a gated ``ConditionalPenalty`` whose gate is open, gathered over several
+    :func:`score_packed` passes and verified in one float32 verifier pass (a pass over a few maps costs mostly its
+    fixed overhead): the same scores as penalising pass by pass, up to float rounding. ``len()`` counts the maps
+    waiting; :meth:`apply` penalises and empties it."""
+
+    def __init__(self, head: ConditionalPenalty):
+        self.head, self.parts = head, []
+
+    def __len__(self) -> int:
+        return sum(part[2].shape[0] for part in self.parts)
+
+    def add(self, positions, weight, sim, query_mask, cand_mask, which) -> None:
+        """Candidates at ``positions`` (k,) with gate weights (k,), their maps (and their queries' self-maps after
+        them: ``which`` (k,) numbers them) sim (k + g, m, n) with masks (k + g, m) and (k + g, n)."""
+        self.parts.append((positions, weight, sim, query_mask, cand_mask, which))
+
+    def apply(self, scores: np.ndarray) -> None:
+        """Subtract each waiting candidate's penalty from ``scores`` at its position (``scores`` holds S there)."""
+        if not self.parts:
+            return
+        pad = torch.nn.functional.pad
+        m = max(part[2].shape[1] for part in self.parts)
+        n = max(part[2].shape[2] for part in self.parts)
+        sim = torch.cat([pad(s, (0, n - s.shape[2], 0, m - s.shape[1])) for _, _, s, _, _, _ in self.parts])
+        query_mask = torch.cat([pad(q, (0, m - q.shape[1])) for _, _, _, q, _, _ in self.parts])
+        cand_mask = torch.cat([pad(c, (0, n - c.shape[1])) for _, _, _, _, c, _ in self.parts])
+        v, start = self.head.verdict(sim, query_mask, cand_mask), 0
+        for positions, weight, s, _, _, which in self.parts:
+            part, start, k = v[start : start + s.shape[0]], start + s.shape[0], len(positions)
+            own = None if which is None else part[k:][which]
+            scores[positions] -= self.head.penalty(weight, part[:k], own).cpu().numpy()
+        self.parts = []
 
 
 def score_aligned(

@@ -122,13 +122,23 @@ class ConditionalPenalty(nn.Module):
         """S - penalty from S and the reverse MaxSim (B,) (``None`` for the forward gate), asking for verdicts
         only where the gate is open: ``verdicts(rows)`` -> (v, v(q, q)) of candidates ``rows`` (k,), each (k,)
         (v(q, q) of each one's query; ``None`` unless ``reference="query"``). (B,) scores."""
-        weight, open_gate = self._weight(base, reverse)
-        rows = open_gate.nonzero()[:, 0]
+        weight, rows = self.open_gates(base, reverse)
         if len(rows) == 0:
             return base
         penalty = torch.zeros_like(base)
-        penalty[rows] = weight[rows] * self._doubt(*verdicts(rows))
+        penalty[rows] = self.penalty(weight[rows], *verdicts(rows))
         return base - penalty
+
+    def open_gates(self, base: torch.Tensor, reverse: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """From S and the reverse MaxSim (B,) (``None`` for the forward gate): the gate weights beta * sigmoid(k (G -
+        tau)) (B,) float32 and the candidates (k,) whose penalty can exceed ``skip_below`` (those to verify)."""
+        weight, open_gate = self._weight(base, reverse)
+        return weight, open_gate.nonzero()[:, 0]
+
+    def penalty(self, weight: torch.Tensor, v: torch.Tensor, own: torch.Tensor | None) -> torch.Tensor:
+        """What is subtracted from S: weight * D (k,) float32, from the verdicts v (k,) and, with
+        ``reference="query"``, each candidate's query's own verdict ``own`` (k,)."""
+        return weight * self._doubt(v, own)
 
     def components(
         self,
