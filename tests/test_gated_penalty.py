@@ -177,8 +177,13 @@ def test_the_verdict_runs_in_float32_under_bf16_autocast():
     assert not torch.equal(reduced.float(), exact)  # autocast would have changed the verdict
 
 
-@pytest.mark.parametrize("reference", ["fixed", "query"])
-def test_a_store_reranker_verifies_a_whole_frame_in_one_pass(tmp_path, tiny_encoder, monkeypatch, reference):
+@pytest.mark.parametrize(
+    ("head", "reference", "dtype"),
+    [("F4", "fixed", "float32"), ("F4", "query", "float32"), ("F4", "query", "bfloat16"), ("F3", "query", "float32")],
+)
+def test_a_store_reranker_verifies_a_whole_frame_in_one_pass(
+    tmp_path, tiny_encoder, monkeypatch, head, reference, dtype
+):
     """Over a store, the open candidates of every pass wait in a ``DeferredVerdicts`` and get one verifier pass
     per frame (or per ``DEFERRED_MAPS`` maps): the same scores as penalising each query's candidates at once."""
     import numpy as np
@@ -186,12 +191,15 @@ def test_a_store_reranker_verifies_a_whole_frame_in_one_pass(tmp_path, tiny_enco
 
     import pyterrier_compverify as cv
     from pyterrier_compverify import rerank
+    from pyterrier_compverify.scoring import pairs
 
     texts = ["a dog runs on the grass", "a dog runs on grass", "a cat runs on the grass", "the dog is not running",
              "red apples in a bowl", "a dog walks on the grass", "two dogs run", "grass"]  # fmt: skip
     docs = [{"docno": f"d{i}", "text": t} for i, t in enumerate(texts)]
     store = cv.TokenStore(tmp_path / "s.tokens").indexer(tiny_encoder, verbose=False).index(docs)
-    saved = cv.Verifier.save(tmp_path / "v", tiny_encoder, build_head("F4", dim=tiny_encoder.dim), "F4")
+    config = {"channels": (4, 8), "hidden": 8} if head == "F3" else {}
+    verifier = build_head(head, dim=tiny_encoder.dim, **config)
+    saved = cv.Verifier.save(tmp_path / "v", tiny_encoder, verifier, head, head_config=config)
     form = {"beta": 0.5, "tau": 0.3, "sharpness": 10.0, "gate": "symmetric", "reference": reference}
     queries = ["a dog runs on the grass", "the cat runs", "dog on grass"]
     frame = pd.DataFrame(
@@ -199,7 +207,7 @@ def test_a_store_reranker_verifies_a_whole_frame_in_one_pass(tmp_path, tiny_enco
     )
 
     def reranker():
-        made = cv.MapVerifier(saved, encoder=tiny_encoder, store=store, penalty=form, score_batch_size=5)
+        made = saved.reranker(encoder=tiny_encoder, store=store, penalty=form, score_batch_size=5, dtype=dtype)
         made.head.verifier = Counting(made.head.verifier)
         return made
 
@@ -209,10 +217,15 @@ def test_a_store_reranker_verifies_a_whole_frame_in_one_pass(tmp_path, tiny_enco
     packed, mask = store.packed_states([d["docno"] for d in docs])
     with torch.inference_mode():  # each query's candidates penalised at once, without deferring
         states = tiny_encoder.encode(queries).token_states
-        expected = np.concatenate([score_packed(one_pass.head, q, packed, mask).numpy() for q in states])
+        expected = [score_packed(one_pass.head, q, packed, mask, dtype=one_pass.dtype).numpy() for q in states]
+        expected = np.concatenate(expected)
     np.testing.assert_allclose(scores, expected, atol=1e-6)
     assert (expected < np.concatenate([packed_maxsim.maxsim_packed(q[None], torch.ones(1, len(q), dtype=torch.bool),
             packed, mask.sum(1).numpy(), [len(docs)]).numpy() for q in states]) - 1e-4).any()  # fmt: skip
+    monkeypatch.setattr(pairs, "VERIFY_CELLS", 1)  # one verifier call per pass's maps
+    chunked = reranker()
+    np.testing.assert_allclose(chunked(frame)["score"].to_numpy(), scores, atol=1e-6)
+    assert len(chunked.head.verifier.seen) > 1
     monkeypatch.setattr(rerank, "DEFERRED_MAPS", 1)  # a full DeferredVerdicts is applied at once
     flushed = reranker()
     np.testing.assert_allclose(flushed(frame)["score"].to_numpy(), scores, atol=1e-6)

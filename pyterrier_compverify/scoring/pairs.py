@@ -171,6 +171,9 @@ def _gated_packed(
     return base
 
 
+VERIFY_CELLS = 256 * 32 * 128  # padded map cells per verifier call of DeferredVerdicts.apply (256 maps of 32 x 128)
+
+
 class DeferredVerdicts:
     """The candidates of a gated ``ConditionalPenalty`` whose gate is open, gathered over several
     :func:`score_packed` passes and verified in one float32 verifier pass (a pass over a few maps costs mostly its
@@ -189,21 +192,34 @@ class DeferredVerdicts:
         self.parts.append((positions, weight, sim, query_mask, cand_mask, which))
 
     def apply(self, scores: np.ndarray) -> None:
-        """Subtract each waiting candidate's penalty from ``scores`` at its position (``scores`` holds S there)."""
-        if not self.parts:
-            return
+        """Subtract each waiting candidate's penalty from ``scores`` at its position (``scores`` holds S there).
+        The maps go through the verifier in calls of at most about ``VERIFY_CELLS`` padded map cells, passes of
+        similar size together, so one long candidate does not pad every other map to its length."""
+        parts = sorted(self.parts, key=lambda part: part[2].shape[1] * part[2].shape[2])
+        self.parts, chunk = [], []
+        for part in parts:
+            grown = chunk + [part]
+            m, n = (max(p[2].shape[dim] for p in grown) for dim in (1, 2))
+            if chunk and sum(p[2].shape[0] for p in grown) * m * n > VERIFY_CELLS:
+                self._verify(chunk, scores)
+                grown = [part]
+            chunk = grown
+        if chunk:
+            self._verify(chunk, scores)
+
+    def _verify(self, parts: list, scores: np.ndarray) -> None:
+        """One verifier pass over the maps of ``parts``, padded to their largest (m, n); penalties into ``scores``."""
         pad = torch.nn.functional.pad
-        m = max(part[2].shape[1] for part in self.parts)
-        n = max(part[2].shape[2] for part in self.parts)
-        sim = torch.cat([pad(s, (0, n - s.shape[2], 0, m - s.shape[1])) for _, _, s, _, _, _ in self.parts])
-        query_mask = torch.cat([pad(q, (0, m - q.shape[1])) for _, _, _, q, _, _ in self.parts])
-        cand_mask = torch.cat([pad(c, (0, n - c.shape[1])) for _, _, _, _, c, _ in self.parts])
+        m = max(part[2].shape[1] for part in parts)
+        n = max(part[2].shape[2] for part in parts)
+        sim = torch.cat([pad(s, (0, n - s.shape[2], 0, m - s.shape[1])) for _, _, s, _, _, _ in parts])
+        query_mask = torch.cat([pad(q, (0, m - q.shape[1])) for _, _, _, q, _, _ in parts])
+        cand_mask = torch.cat([pad(c, (0, n - c.shape[1])) for _, _, _, _, c, _ in parts])
         v, start = self.head.verdict(sim, query_mask, cand_mask), 0
-        for positions, weight, s, _, _, which in self.parts:
+        for positions, weight, s, _, _, which in parts:
             part, start, k = v[start : start + s.shape[0]], start + s.shape[0], len(positions)
             own = None if which is None else part[k:][which]
             scores[positions] -= self.head.penalty(weight, part[:k], own).cpu().numpy()
-        self.parts = []
 
 
 def score_aligned(
