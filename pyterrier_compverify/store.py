@@ -351,7 +351,7 @@ class TokenStoreIndexer(pt.Indexer):
             lengths: list[int] = []
             # a codec without a model (fp16, bf16, int8) codes each document's float32 states as they come; one
             # that is trained on a sample (pq) codes the fp16 states written first, once they are all there
-            direct = type(self.codec).fit is StateCodec.fit
+            direct = not self.codec.trained
             written = self.codec if direct else resolve_codec("fp16")
             digests = {name: hashlib.sha256() for name in written.payload}
             with contextlib.ExitStack() as files, Lookup.builder(tmp / DOCNOS_FILE) as docno_out:

@@ -48,6 +48,7 @@ class StateCodec:
 
     name: str = ""
     payload: dict[str, tuple[np.dtype, int | None]] = {}  # None: dim values per token
+    trained: bool = False  # True: :meth:`fit` learns a model from a sample of the corpus's states first
 
     def params(self) -> dict:
         """Parameters recorded in pt_meta.json beside the name (enough to read the store back)."""
@@ -174,6 +175,7 @@ class PQCodec(StateCodec):
     ``sample``: how many token states train the codebooks; ``seed``: which."""
 
     name = "pq"
+    trained = True
     CENTROIDS = "pq_centroids.npy"
     KSUB = 256
 
@@ -350,7 +352,7 @@ def write_states(
     folder = Path(folder)
     num_tokens, dim = states.shape
     codec.check_dim(dim)
-    if type(codec).fit is not StateCodec.fit:
+    if codec.trained:
         rng = np.random.default_rng(getattr(codec, "seed", 0))
         size = min(num_tokens, getattr(codec, "sample", DEFAULT_SAMPLE))
         picked = np.sort(rng.choice(num_tokens, size=size, replace=False))
