@@ -19,8 +19,8 @@ from torch import nn
 from ._device import resolve_device
 from .encoder import COMPUTE_DTYPES, TokenEncoder, check_dtype, check_texts
 from .query_tokens import QueryTokens
-from .scoring import ConditionalPenalty, build_head, pad_token_states, score_candidates, score_packed
-from .scoring.pairs import DeferredVerdicts
+from .scoring import build_head, pad_token_states, score_candidates, score_packed
+from .scoring.pairs import DeferredVerdicts, is_gated
 from .spec import IncompatibleEncoderError
 from .store import TokenStore
 
@@ -204,8 +204,7 @@ class TokenReranker(pt.Transformer):
         and, for a gated conditional penalty read from a store, the :class:`DeferredVerdicts` its passes fill
         (their scores are S until it is applied; else None)."""
         if store is not None:
-            gated = isinstance(self.head, ConditionalPenalty) and self.head.skip_below > 0
-            deferred = DeferredVerdicts(self.head) if gated else None
+            deferred = DeferredVerdicts(self.head) if is_gated(self.head) else None
             codes, unique = pd.factorize(inp["docno"])  # one store lookup per distinct docno, for the whole frame
             starts, ends = store.row_ranges(np.asarray(unique, dtype=object))
             starts, ends = starts[codes], ends[codes]

@@ -376,7 +376,7 @@ class TokenStoreIndexer(pt.Indexer):
                         enc = self.encoder.encode(texts, verbose=False, what=f"{text_field!r} field")
                         for docno, states in zip(docnos, enc.token_states):
                             for name, values in written.encode_block(states.numpy()).items():
-                                data = np.ascontiguousarray(values).tobytes()
+                                data = np.ascontiguousarray(values)  # written and hashed as it is, no copy
                                 outs[name].write(data)
                                 digests[name].update(data)
                             lengths.append(states.shape[0])

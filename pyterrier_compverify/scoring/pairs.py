@@ -106,11 +106,17 @@ def score_packed(
     if isinstance(head, FixedHead) and head.fn is maxsim and not head.options:  # F1: no map, no masked passes
         lengths = mask.sum(1).cpu().numpy()
         return maxsim_packed(queries, query_mask, packed, lengths, sizes, dtype=product)
-    if isinstance(head, ConditionalPenalty) and head.skip_below > 0:
+    if is_gated(head):
         return _gated_packed(head, queries, query_mask, packed, mask, sizes, product, deferred, positions)
     sim = similarity_map_packed(queries, packed, mask, sizes=sizes, dtype=product, query_mask=query_mask)
     options = _per_row(query_verdicts(head, queries, query_mask, dtype), per_candidate)
     return run_head(head, dtype, sim, cand_query_mask, mask, **options)
+
+
+def is_gated(head: nn.Module) -> bool:
+    """Whether ``head`` is a conditional penalty that runs its verifier only where the gate is open (``skip_below``
+    > 0): :func:`score_packed` then scores it from MaxSim both ways, and a :class:`DeferredVerdicts` can wait."""
+    return isinstance(head, ConditionalPenalty) and head.skip_below > 0
 
 
 def _gated_packed(

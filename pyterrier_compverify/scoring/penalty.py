@@ -155,7 +155,7 @@ class ConditionalPenalty(nn.Module):
         base = maxsim(sim, query_mask, cand_mask)
         weight, open_gate = self._weight(base, self._reverse(sim, query_mask, cand_mask))
         v = self.verdict(sim, query_mask, cand_mask)
-        return base, v, torch.where(open_gate, weight * self._doubt(v, query_verdict), 0.0)
+        return base, v, torch.where(open_gate, self.penalty(weight, v, query_verdict), 0.0)
 
     def _check_query_verdict(self, query_verdict: torch.Tensor | None) -> None:
         if self.needs_query_verdict and query_verdict is None:
