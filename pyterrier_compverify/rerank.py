@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from ._device import resolve_device
-from .encoder import COMPUTE_DTYPES, TokenEncoder, check_dtype, check_texts
+from .encoder import COMPUTE_DTYPES, TokenEncoder, check_dtype, check_texts, warn_if_emulated
 from .query_tokens import QueryTokens
 from .scoring import build_head, pad_token_states, score_candidates, score_packed
 from .scoring.pairs import DeferredVerdicts, is_gated
@@ -76,6 +76,7 @@ class TokenReranker(pt.Transformer):
         self.batch_size = int(batch_size or self.encoder.batch_size)
         self.score_batch_size = int(score_batch_size)
         self.device = resolve_device(device) if device is not None else self.encoder.device
+        warn_if_emulated(check_dtype(dtype), self.device)
         self.verbose = verbose
         head = head if head is not None else self.HEAD
         if head is None:

@@ -70,6 +70,30 @@ def test_f4_fast_inference_equals_the_plain_full_layers(layers, features):
     torch.testing.assert_close(fast, plain, atol=1e-5, rtol=0)
 
 
+@pytest.mark.parametrize("layers", [1, 2])
+def test_f4_training_gradients_equal_the_full_layers(layers):
+    """Training computes only [CLS] in the last layer too: the loss and every parameter's gradient (the map's
+    as well) equal those of the full layers."""
+    sim, qm, cm = ragged_maps(seed=3)
+    head = perturbed(build_head("F4", dim=64, layers=layers)).train()
+    results = []
+    for cls_only in (True, False):
+        head.cls_only = cls_only
+        head.zero_grad(set_to_none=True)
+        s = sim.clone().requires_grad_()
+        loss = (head(s, qm, cm) * torch.linspace(-1, 1, sim.shape[0])).sum()
+        loss.backward()
+        results.append((loss.detach(), s.grad, {n: p.grad for n, p in head.named_parameters()}))
+    (loss, sim_grad, grads), (plain_loss, plain_sim_grad, plain_grads) = results
+    torch.testing.assert_close(loss, plain_loss, atol=1e-5, rtol=0)
+    torch.testing.assert_close(sim_grad, plain_sim_grad, atol=1e-5, rtol=1e-4)
+    for name, grad in plain_grads.items():
+        if grad is None or not grad.abs().sum():  # the last layer's tile-only weights get no gradient either way
+            assert grads[name] is None or not grads[name].abs().sum(), name
+            continue
+        torch.testing.assert_close(grads[name], grad, atol=1e-5, rtol=1e-4, msg=name)
+
+
 def test_the_packaged_map_verifier_loads_unchanged():
     from safetensors.torch import load_file
 

@@ -74,7 +74,8 @@ def test_skipping_changes_no_score_by_more_than_skip_below_and_verifies_only_ope
     if reference == "fixed":
         assert (penalty[:3] > 1e-3).all()
     else:  # the query's own text is never penalised; the ajar candidate is, by its gap to the query's verdict
-        assert penalty[0] == 0 and penalty[2] > 1e-3
+        # zero up to float rounding: the copy's map and the self-map are one product in batches of another shape
+        assert penalty[0] <= 1e-6 and penalty[2] > 1e-3
     assert torch.equal(fast[3:], base[3:]) and torch.allclose(fast, base - penalty, atol=1e-6)
 
 

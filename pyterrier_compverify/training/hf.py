@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..encoder import warn_if_emulated
+
 RUN_FILE = "compverify_run.json"  # the fingerprint of the run whose outputs the folder holds
 # change where files go or how fast a step runs, not the model (compile: the same steps up to float rounding)
 NOT_IN_FINGERPRINT = ("save_steps", "logging_steps", "cache_dir", "compile")
@@ -20,7 +22,10 @@ NOT_IN_FINGERPRINT = ("save_steps", "logging_steps", "cache_dir", "compile")
 
 def training_arguments(args_class, checkpoints: Path, config, *, lr: float, use_cpu: bool, verbose: bool, **extra):
     """Trainer arguments from one of our configs: ``steps``, ``batch_size``, ``weight_decay``, ``warmup`` (a
-    fraction: linear warm-up, then linear decay), ``seed``, ``save_steps``, ``logging_steps``."""
+    fraction: linear warm-up, then linear decay), ``seed``, ``save_steps``, ``logging_steps``. ``bf16`` on a CPU
+    that only emulates it warns (``encoder.warn_if_emulated``)."""
+    if use_cpu and extra.get("bf16"):
+        warn_if_emulated("bf16", "cpu")
     return args_class(
         output_dir=str(checkpoints),
         max_steps=config.steps,

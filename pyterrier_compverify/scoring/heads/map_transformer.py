@@ -16,14 +16,17 @@ class MapTransformerHead(nn.Module):
     """F4: phi(M) cut into patch x patch tiles on the grid of the actual lengths (ceil(m/p) x ceil(n/p), not a
     fixed 128 x 128), a linear patch embedding to ``dim``, a learned [CLS] and factorised row/column positions,
     pre-norm Transformer layer(s) with tiles holding no valid pair masked out, an MLP on [CLS], tanh.
-    (B, m, n) map -> (B,) scores in [-1, 1]. Without gradients (inference) the last layer computes [CLS] only,
-    with the same result (see ``cls_attention``); ``cls_only = False`` runs the full layer instead. The patch
-    embedding is taken without forming the tiles' row-max and column-max channels (``patch_embedding``);
-    ``factorised = False`` forms them (the reference, same scores up to float rounding). ``features=True`` adds a
-    linear map of the map's length-free alignment features (``alignment_features.feature_inputs``) to [CLS]
-    before its MLP; ``feature_dropout`` leaves them out for that share of the maps in training."""
+    (B, m, n) map -> (B,) scores in [-1, 1]. The last layer computes [CLS] only, in inference and in training
+    alike (the score reads only [CLS], so scores and gradients are the same; see ``cls_attention``);
+    ``cls_only = False`` runs the full layer instead. The patch embedding is taken without forming the tiles'
+    row-max and column-max channels (``patch_embedding``); ``factorised = False`` forms them (the reference, same
+    scores up to float rounding). ``features=True`` adds a linear map of the map's length-free alignment features
+    (``alignment_features.feature_inputs``) to [CLS] before its MLP; ``feature_dropout`` leaves them out for that
+    share of the maps in training."""
 
     kind = "map"
+    cls_only = True  # compute only [CLS] in the last layer (same scores and gradients, faster)
+    factorised = True  # the patch embedding without 3 x p x p tiles (same scores, faster; see patch_embedding)
 
     def __init__(
         self,
@@ -50,8 +53,6 @@ class MapTransformerHead(nn.Module):
         self.features = nn.Linear(len(FEATURES), dim) if features else None
         self.feature_dropout = feature_dropout  # training: share of maps whose features are left out
         nn.init.normal_(self.cls, std=0.02)
-        self.cls_only = True  # without gradients, compute only [CLS] in the last layer (same scores, faster)
-        self.factorised = True  # the patch embedding without 3 x p x p tiles (same scores, faster; see patch_embedding)
 
     def forward(self, sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor:
         b, m, n = sim.shape
@@ -64,7 +65,7 @@ class MapTransformerHead(nn.Module):
         keep = keep.reshape(b, rows * cols)
         layers = self.encoder.layers
         extra = None if self.features is None else self._feature_share(sim, query_mask, cand_mask)
-        if torch.is_grad_enabled() or not self.cls_only:
+        if not self.cls_only:
             h = torch.cat([self.cls.expand(b, 1, -1), x], dim=1)
             return self._score(self.encoder(h, src_key_padding_mask=~self._with_cls(keep))[:, 0], extra)
         first = self.cls[:, 0]  # (1, dim): one [CLS] for every candidate, its terms computed once
