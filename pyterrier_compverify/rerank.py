@@ -152,13 +152,21 @@ class TokenReranker(pt.Transformer):
         if not np.isfinite(scores).all():
             bad = int((~np.isfinite(scores)).sum())
             raise FloatingPointError(f"{self!r} gave {bad} non-finite score(s): check the head's weights and store")
-        out = inp.assign(score=scores, rank=ranks(inp["qid"], scores))  # one copy, then score and rank go last
-        return out if list(out.columns[-2:]) == ["score", "rank"] else out.reindex(columns=result_columns(inp))
+        out = inp.assign(score=scores, rank=ranks(inp["qid"], scores))  # a copy with score and rank replaced
+        names = list(out.columns)
+        if names[-2:] == ["score", "rank"]:
+            return out
+        others = [i for i, name in enumerate(names) if name not in ("score", "rank")]  # positions: any labels
+        return out.iloc[:, others + [names.index("score"), names.index("rank")]]
 
     def _head_on_device(self) -> None:
         """The head in eval mode on the reranker's device, moved only when a weight is elsewhere (a ``to`` visits
         every submodule: about 1 ms per call for F4)."""
-        if any(t.device != self.device for t in itertools.chain(self.head.parameters(), self.head.buffers())):
+
+        def here(t: torch.Tensor) -> bool:  # "cuda" holds a tensor on "cuda:0"
+            return t.device.type == self.device.type and self.device.index in (None, t.device.index)
+
+        if not all(here(t) for t in itertools.chain(self.head.parameters(), self.head.buffers())):
             self.head.to(self.device)
         self.head.eval()
 
@@ -253,11 +261,6 @@ class TokenReranker(pt.Transformer):
             return torch.cat(scores)
 
         return from_text, None
-
-
-def result_columns(inp: pd.DataFrame) -> list:
-    """The input's columns other than score and rank, then score and rank (a reranker's output order)."""
-    return [c for c in inp.columns if c not in ("score", "rank")] + ["score", "rank"]
 
 
 def ranks(qids: pd.Series, scores: np.ndarray) -> np.ndarray:

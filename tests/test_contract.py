@@ -75,6 +75,14 @@ def test_rerankers_keep_columns_and_rows(parts, name, with_store):
     assert (out.groupby("qid")["rank"].apply(sorted).map(list) == [[0, 1, 2, 3]] * 2).all()
 
 
+def test_reranker_output_puts_score_and_rank_last_even_with_repeated_column_labels(parts):
+    inp = result_frame(with_text=False)
+    inp = pd.concat([inp[["qid", "query", "docno", "score", "rank"]], inp[["keep"]], inp[["keep"]]], axis=1)
+    out = make_reranker("MaxSim", parts)(inp)
+    assert list(out.columns) == ["qid", "query", "docno", "keep", "keep", "score", "rank"]
+    assert len(out) == len(inp) and out["rank"].dtype == "int64"
+
+
 @pytest.mark.parametrize("name", RERANKERS)
 def test_rerankers_take_empty_frames(parts, name):
     empty = pd.DataFrame(columns=["qid", "query", "docno", "score", "rank", "keep"])

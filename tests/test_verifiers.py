@@ -84,7 +84,8 @@ def test_f4_grid_follows_real_lengths():
 
 @pytest.mark.parametrize("config", [{}, {"heads": 4}, {"layers": 2, "heads": 4, "ff": 16}])
 def test_f4_inference_path_matches_the_full_layer(config):
-    """Without gradients F4 computes only [CLS] in its last layer; the scores must equal the full Transformer's."""
+    """F4 computes only [CLS] in its last layer (with or without gradients); the scores must equal the full
+    Transformer's (``cls_only = False``)."""
     torch.manual_seed(3)
     head = MapTransformerHead(dim=16, **config).eval()
     for p in head.parameters():  # move off the initial values so every term counts
@@ -92,7 +93,10 @@ def test_f4_inference_path_matches_the_full_layer(config):
     (sim, qmask, cmask), _ = padded_variants()
     cmask[1, :] = False  # a candidate without any valid tile: [CLS] attends to itself only
     with torch.enable_grad():
+        head.cls_only = False
         full = head(sim, qmask, cmask)
+        head.cls_only = True
+        assert torch.allclose(head(sim, qmask, cmask), full, atol=1e-5)  # [CLS] only, with gradients
     with torch.inference_mode():
         fast = head(sim, qmask, cmask)
         head.cls_only = False

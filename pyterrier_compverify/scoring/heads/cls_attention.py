@@ -1,4 +1,5 @@
-"""The [CLS] output of a pre-norm Transformer layer without computing the other positions (F4 inference).
+"""The [CLS] output of a pre-norm Transformer layer without computing the other positions (F4's last layer, in
+inference and in training: the score reads only [CLS], so its gradients are the full layer's too).
 
 F4 reads only [CLS] after its last layer, so that layer's keys, values and feed-forward for the tiles are never
 needed. With z_t = LN(x_t), the logits of [CLS] are (W_k^T q) . z_t per head and its attention output is
