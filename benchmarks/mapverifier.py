@@ -46,7 +46,7 @@ from rerank_common import (
 )
 
 import pyterrier_compverify as cv
-from pyterrier_compverify.encoder import default_dtype
+from pyterrier_compverify.encoder import native_bf16
 from pyterrier_compverify.reporting import write_table
 from pyterrier_compverify.scoring.pairs import query_verdicts
 
@@ -88,7 +88,7 @@ def main() -> None:
     collection, indices, top = scifact_candidates(encoder, depth=1000)
     plain = PaddedCorpus(indices.store)
     fp32 = cv.MapVerifier(encoder=encoder, store=indices.store)
-    native = default_dtype(torch.device("cpu")) == "bf16"  # else bf16 is emulated (~100x fp32): its rows are skipped
+    native = native_bf16()  # else bf16 is emulated (~100x fp32): its rows are skipped
     if native:
         bf16 = cv.MapVerifier(encoder=encoder, store=indices.store, dtype="bfloat16")
         bf16_rows = cv.MapVerifier(encoder=encoder, store=bf16_store(indices.store), dtype="bfloat16")

@@ -29,7 +29,7 @@ import pandas as pd
 import torch
 
 import pyterrier_compverify as cv
-from pyterrier_compverify.encoder import default_dtype
+from pyterrier_compverify.encoder import native_bf16
 from pyterrier_compverify.reporting import write_table
 from pyterrier_compverify.scoring.heads.map_transformer import MapTransformerHead
 from pyterrier_compverify.training import VerifierTrainingConfig, train_verifier
@@ -68,12 +68,6 @@ with tempfile.TemporaryDirectory() as tmp:
 print(cv.__file__)
 print(min(b - a for a, b in zip(stamps, stamps[1:])))
 """
-
-
-def native_bf16() -> bool:
-    """Whether this CPU multiplies bf16 natively (AVX-512 BF16 / AMX); without, torch emulates it about 100x slower
-    than fp32 (AVX2 only: 0.5 against 48 GFLOP/s per core, measured), and the bf16 rows are skipped."""
-    return default_dtype(torch.device("cpu")) == "bf16"
 
 
 def seconds_per_step(rows, encoder, base: dict, overrides: dict, steps: int, cache_dir: str) -> float:

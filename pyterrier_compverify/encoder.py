@@ -54,18 +54,21 @@ def default_dtype(device: torch.device) -> str:
     """``"bf16"`` on a CPU with native bf16 matrix units (AVX-512 BF16 / AMX), where MiniLM encodes about 3x
     faster with the same rankings (``benchmarks/results/encode.md``, ``tests/test_bf16.py``); ``"fp32"`` elsewhere
     (a CPU without them emulates bf16 slowly; GPUs are left as they were)."""
-    if torch.device(device).type != "cpu":
-        return "fp32"
+    return "bf16" if torch.device(device).type == "cpu" and native_bf16() else "fp32"
+
+
+def native_bf16() -> bool:
+    """Whether this CPU multiplies bf16 natively (AVX-512 BF16 / AMX); one without emulates it about 100x slower
+    than fp32 (0.5 against 48 GFLOP/s per core on an AVX2 CPU, measured)."""
     try:
-        return "bf16" if torch.ops.mkldnn._is_mkldnn_bf16_supported() else "fp32"
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
     except (AttributeError, RuntimeError):  # a torch build without oneDNN
-        return "fp32"
+        return False
 
 
 def warn_if_emulated(dtype: str, device: torch.device | str = "cpu") -> None:
-    """Warn (one line) when ``dtype`` ``"bf16"`` is asked of a CPU that only emulates bf16 (no AVX-512 BF16 / AMX):
-    there it runs about 100x slower than fp32 (0.5 against 48 GFLOP/s per core on an AVX2 CPU, measured)."""
-    if dtype == "bf16" and torch.device(device).type == "cpu" and default_dtype(device) != "bf16":
+    """Warn (one line) when ``dtype`` ``"bf16"`` is asked of a CPU that only emulates bf16 (:func:`native_bf16`)."""
+    if dtype == "bf16" and torch.device(device).type == "cpu" and not native_bf16():
         warnings.warn(
             "bf16 on this CPU (no AVX-512 BF16 / AMX) is emulated, about 100x slower than fp32: "
             "use dtype='fp32' (bf16=False for training)",

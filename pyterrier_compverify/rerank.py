@@ -69,7 +69,8 @@ class TokenReranker(pt.Transformer):
         verbose: bool = False,
     ):
         self.encoder = encoder if encoder is not None else TokenEncoder(device=device)
-        self.dtype = COMPUTE_DTYPES[check_dtype(dtype)]
+        dtype = check_dtype(dtype)
+        self.dtype = COMPUTE_DTYPES[dtype]
         self.store = TokenStore(store) if isinstance(store, (str, os.PathLike)) else store
         if self.store is not None:
             self.store.check_encoder(self.encoder)
@@ -77,7 +78,7 @@ class TokenReranker(pt.Transformer):
         self.batch_size = int(batch_size or self.encoder.batch_size)
         self.score_batch_size = int(score_batch_size)
         self.device = resolve_device(device) if device is not None else self.encoder.device
-        warn_if_emulated(check_dtype(dtype), self.device)
+        warn_if_emulated(dtype, self.device)
         self.verbose = verbose
         head = head if head is not None else self.HEAD
         if head is None:

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import pyterrier_compverify as cv
-from pyterrier_compverify.encoder import check_dtype, default_dtype
+from pyterrier_compverify.encoder import check_dtype, default_dtype, native_bf16
 from pyterrier_compverify.spec import EncoderSpec
 
 TEXTS = [
@@ -86,7 +86,7 @@ def test_bf16_warns_only_on_a_cpu_that_emulates_it(monkeypatch, tiny_model_dir, 
 
     import pyterrier_compverify.encoder as encoder_module
 
-    monkeypatch.setattr(encoder_module, "default_dtype", lambda device: "bf16" if native else "fp32")
+    monkeypatch.setattr(encoder_module, "native_bf16", lambda: native)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         fp32 = cv.TokenEncoder(tiny_model_dir, device="cpu", dtype="fp32")
@@ -166,7 +166,7 @@ def ndcg10(run: pd.DataFrame, qrels: pd.DataFrame) -> float:
 
 @pytest.mark.integration
 @pytest.mark.skipif(
-    default_dtype(torch.device("cpu")) != "bf16",
+    not native_bf16(),
     reason="this CPU has no native bf16 (AVX-512 BF16 / AMX): emulated bf16 runs about 100x slower than fp32, so "
     "encoding Cranfield twice would take most of an hour; the tiny-model bf16 tests above still run",
 )
