@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import pyterrier_compverify as cv
-from pyterrier_compverify.encoder import check_dtype, default_dtype, native_bf16
+from pyterrier_compverify.encoder import check_dtype, default_dtype, fast_bf16, native_bf16
 from pyterrier_compverify.spec import EncoderSpec
 
 TEXTS = [
@@ -76,7 +76,18 @@ def test_dtype_option_and_default():
     with pytest.raises(ValueError, match="'bf16' or 'fp32'"):
         check_dtype("fp16")
     assert default_dtype(torch.device("cuda")) == "fp32"
-    assert default_dtype(torch.device("cpu")) == ("bf16" if torch.ops.mkldnn._is_mkldnn_bf16_supported() else "fp32")
+    amx = torch.ops.mkldnn._is_mkldnn_bf16_supported() and torch.cpu._is_amx_tile_supported()
+    assert default_dtype(torch.device("cpu")) == ("bf16" if amx else "fp32")
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_bf16_is_the_cpu_default_only_where_it_is_faster(monkeypatch, fast):
+    """AVX-512 BF16 without AMX multiplies bf16 slower than fp32: only AMX makes bf16 the default."""
+    import pyterrier_compverify.encoder as encoder_module
+
+    monkeypatch.setattr(encoder_module, "fast_bf16", lambda: fast)
+    assert default_dtype(torch.device("cpu")) == ("bf16" if fast else "fp32")
+    assert fast_bf16() <= native_bf16()  # AMX implies native bf16
 
 
 @pytest.mark.parametrize("native", [True, False])
