@@ -431,6 +431,14 @@ def dev(args) -> None:
     table = pd.DataFrame(rows)
     out = run_dir / f"dev-{args.tag}.json"
     table.to_json(out, orient="records", indent=1)
+    show_selection(table, args.max_drop)
+    kinds = triplets["positive_kind"].value_counts().to_dict()
+    print(f"dev triplets: {kinds}; {sci['qid'].nunique()} SciFact dev queries")
+
+
+def show_selection(table: pd.DataFrame, max_drop: float) -> None:
+    """Print the head and MaxSim rows, then the fused forms at most ``max_drop`` below MaxSim on both dev
+    collections for every verifier of ``table``, best mean headline first."""
     for collection in ("SciFact", "caption"):
         maxsim = table[table["form"] == "MaxSim"].set_index("verifier")[f"{collection} dev nDCG@10"]
         table[f"{collection} - MaxSim"] = table[f"{collection} dev nDCG@10"] - table["verifier"].map(maxsim)
@@ -438,15 +446,20 @@ def dev(args) -> None:
     columns = ["SciFact - MaxSim", "caption - MaxSim", "headline", "identity win", "worst kind"]
     mean = fused_rows.groupby(["gate", "reference", "beta", "tau", "sharpness"])[columns].agg(["mean", "min"])
     mean.columns = [" ".join(c) for c in mean.columns]
-    safe = (mean["SciFact - MaxSim min"] >= -args.max_drop) & (mean["caption - MaxSim min"] >= -args.max_drop)
+    safe = (mean["SciFact - MaxSim min"] >= -max_drop) & (mean["caption - MaxSim min"] >= -max_drop)
     keep = mean[safe].sort_values("headline mean", ascending=False)
     form_columns = ["gate", "reference", "beta", "tau", "sharpness"]
     shown = table[~table["form"].str.startswith("fused")].drop(columns=form_columns).round(4)
     print(shown.to_markdown(index=False))
-    print(f"\nfused forms at most {args.max_drop} below MaxSim on both dev collections for every verifier, best first:")
+    print(f"\nfused forms at most {max_drop} below MaxSim on both dev collections for every verifier, best first:")
     print(keep.head(10).round(4).to_markdown())
-    kinds = triplets["positive_kind"].value_counts().to_dict()
-    print(f"dev triplets: {kinds}; {sci['qid'].nunique()} SciFact dev queries")
+
+
+def select(args) -> None:
+    """The form selection over the verifiers of several ``dev`` runs (e.g. seeds scored by separate runs)."""
+    run_dir = Path(args.run_dir)
+    table = pd.concat([pd.read_json(run_dir / f"dev-{tag}.json") for tag in args.tags.split(",")], ignore_index=True)
+    show_selection(table, args.max_drop)
 
 
 def kinds(args) -> None:
@@ -537,6 +550,11 @@ def main() -> None:
         help="the headline also takes the near-miss kind with the lowest win rate (results before it: without)",
     )
     p.set_defaults(func=dev)
+    p = sub.add_parser("select")
+    p.add_argument("--tags", required=True, help="comma-separated tags of dev runs to select over together")
+    p.add_argument("--max-drop", type=float, default=0.005, help="largest dev nDCG@10 loss against MaxSim allowed")
+    p.set_defaults(func=select)
+
     p = sub.add_parser("kinds")
     p.add_argument("--names", required=True, help="comma-separated verifiers that `dev` has scored")
     p.add_argument("--form", default="4,0.9,40", help="beta,tau,sharpness of the fused form to show")
