@@ -459,6 +459,8 @@ def select(args) -> None:
     """The form selection over the verifiers of several ``dev`` runs (e.g. seeds scored by separate runs)."""
     run_dir = Path(args.run_dir)
     table = pd.concat([pd.read_json(run_dir / f"dev-{tag}.json") for tag in args.tags.split(",")], ignore_index=True)
+    form = ["beta", "tau", "sharpness"]  # JSON reads 0.95 back as 0.9500000000000001: one form, one group
+    table[form] = table[form].round(6)
     show_selection(table, args.max_drop)
 
 
