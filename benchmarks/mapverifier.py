@@ -8,11 +8,13 @@ TokenStore, query token states shared with the first stage, at depths 10 / 100 /
 - ``maxsim``: the project's ``MaxSim(store=...)``, fp32 (what the default costs on top of it);
 - ``bf16``: ``dtype="bfloat16"`` (map product in reduced precision, head under bf16 autocast);
 - ``bf16_store``: the same over the store recoded to the bf16 codec (rows multiplied as stored, no conversion);
+- ``int8_store`` / ``maxsim_int8``: ``dtype="int8"`` over the store recoded to the int8 codec (rows gathered as
+  stored, multiplied by the query quantised per token in integer arithmetic; head in float32);
 - ``plain_f4``: the ungated reranker with F4's tiles formed (``head.factorised = False``), fp32;
 - ``plain_maxsim``: plain PyTorch MaxSim over an fp32 corpus padded once in memory (a floor for any map head);
 - the paper's loop (query and candidate encoded for every pair, map padded to 128 x 128, full F4 layers) on
   ``--loop-queries`` queries of the top 100, in the same rounds as the fastest path this CPU has (bf16_store, or
-  fp32 where bf16 is emulated).
+  fp32 where bf16 is emulated), and with ``int8_store``.
 
 The bf16 rows run only on a CPU with native bf16 (AVX-512 BF16 / AMX); an AVX2-only CPU emulates bf16 about 100x
 slower than fp32, and the report says they were left out.
@@ -42,6 +44,7 @@ from rerank_common import (
     interleave,
     ndcg10,
     ratio_cells,
+    recoded_store,
     scifact_candidates,
 )
 
@@ -100,6 +103,9 @@ def main() -> None:
     plain_f4.head.skip_below = 0.0
     plain_f4.head.verifier.factorised = False
     maxsim = cv.MaxSim(encoder, store=indices.store)
+    int8_rows = recoded_store(indices.store, "int8")
+    int8 = cv.MapVerifier(encoder=encoder, store=int8_rows, dtype="int8")
+    maxsim_int8 = cv.MaxSim(encoder, store=int8_rows, dtype="int8")
     rows, diffs = [], {}
     for depth in (10, 100, 1000):
         frame = at_depth(top, depth, args.every)
@@ -108,6 +114,8 @@ def main() -> None:
             "fp32": lambda f=frame: fp32(f),
             "ungated": lambda f=frame: ungated(f),
             "maxsim": lambda f=frame: maxsim(f),
+            "int8_store": lambda f=frame: int8(f),
+            "maxsim_int8": lambda f=frame: maxsim_int8(f),
             **({"bf16": lambda f=frame: bf16(f), "bf16_store": lambda f=frame: bf16_rows(f)} if native else {}),
             "plain_f4": lambda f=frame: plain_f4(f),
             "plain_maxsim": lambda f=frame: plain.maxsim(f),
@@ -120,13 +128,14 @@ def main() -> None:
                          "ms_per_query_rounds": [round(1000 * s / n, 2) for s in seconds]})  # fmt: skip
         for a, b in (("fp32", "bf16"), ("ungated", "fp32"), ("fp32", "maxsim"), ("fp32", "plain_maxsim"),
                      ("plain_f4", "ungated"), ("bf16", "plain_maxsim"), ("bf16_store", "plain_maxsim"),
-                     ("bf16_store", "maxsim")):  # fmt: skip
+                     ("bf16_store", "maxsim"), ("int8_store", "fp32"), ("int8_store", "plain_maxsim"),
+                     ("maxsim_int8", "maxsim"), ("maxsim_int8", "plain_maxsim")):  # fmt: skip
             if a in times and b in times:
                 rows.append({"depth": depth, "path": f"{a} / {b}", **ratio_cells(times, a, b)})
         exact = results["fp32"]["score"]
         diffs[depth] = {
             f"{k}_vs_fp32_max_abs_diff": float((results[k]["score"] - exact).abs().max())
-            for k in ("plain_f4", "bf16", "bf16_store", "ungated")
+            for k in ("plain_f4", "bf16", "bf16_store", "ungated", "int8_store")
             if k in results
         }
         verified = []  # maps through fp32's head (candidates with an open gate and their queries' own maps)
@@ -139,13 +148,22 @@ def main() -> None:
     few = at_depth(top, 100, 1)
     few = few[few["qid"].isin(few["qid"].drop_duplicates().iloc[: args.loop_queries])]
     loop_times, loop_results = interleave(
-        {"paper_loop": lambda: paper_loop(ungated, few, texts), best_name: lambda: best(few)}, args.rounds
+        {
+            "paper_loop": lambda: paper_loop(ungated, few, texts),
+            best_name: lambda: best(few),
+            "int8_store": lambda: int8(few),
+        },
+        args.rounds,
     )
     loop_ms = [1000 * s / args.loop_queries for s in loop_times["paper_loop"]]
     loop_diff = float(np.abs(loop_results["paper_loop"] - fp32(few)["score"].to_numpy()).max())
     full = at_depth(top, 100, 1)
     qrels = collection.qrels()
-    rerankers = (("ndcg10_fp32", fp32), *((("ndcg10_bf16", bf16), ("ndcg10_bf16_store", bf16_rows)) if native else ()))
+    rerankers = (
+        ("ndcg10_fp32", fp32),
+        ("ndcg10_int8_store", int8),
+        *((("ndcg10_bf16", bf16), ("ndcg10_bf16_store", bf16_rows)) if native else ()),
+    )
     quality = {name: ndcg10(reranker(full), qrels) for name, reranker in rerankers}
     table = pd.DataFrame(rows)
     summary = {
@@ -153,6 +171,7 @@ def main() -> None:
         **{f"depth{d}_{k}": v for d, kv in diffs.items() for k, v in kv.items()},
         "paper_loop_ms_per_query_rounds": [round(x, 1) for x in loop_ms],
         f"paper_loop / {best_name} (same rounds)": ratio_cells(loop_times, "paper_loop", best_name),
+        "paper_loop / int8_store (same rounds)": ratio_cells(loop_times, "paper_loop", "int8_store"),
         "cpu": f"{torch.backends.cpu.get_cpu_capability()}, native bf16: {native}, AMX bf16: {fast_bf16()}"
         + ("" if native else " (bf16 and bf16_store not run: emulated, about 100x slower than fp32)"),
         "paper_loop_vs_fp32_max_abs_diff": loop_diff,
@@ -160,7 +179,10 @@ def main() -> None:
     }
     profiles = {
         name: profile_table(r, at_depth(top, 100, args.every))
-        for name, r in ((("bf16", bf16), ("bf16_store", bf16_rows)) if native else (("fp32", fp32),))
+        for name, r in (
+            *((("bf16", bf16), ("bf16_store", bf16_rows)) if native else (("fp32", fp32),)),
+            ("int8_store", int8),
+        )
     }
     markdown = (
         table.to_markdown(index=False, floatfmt=".2f")

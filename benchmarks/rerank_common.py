@@ -26,14 +26,19 @@ def scifact_candidates(encoder, depth: int = 1000, dataset: str = "irds:beir/sci
     return collection, indices, indices.flex.retriever(num_results=depth, drop_query_vec=True)(queries)
 
 
-def bf16_store(store: cv.TokenStore) -> cv.TokenStore:
-    """``store`` recoded to the bf16 codec beside it (``<name>.bf16.tokens``; made once, then reused)."""
+def recoded_store(store: cv.TokenStore, codec: str) -> cv.TokenStore:
+    """``store`` recoded to ``codec`` ("bf16", "int8") beside it (``<name>.<codec>.tokens``; made once, then reused)."""
     from pathlib import Path
 
-    target = cv.TokenStore(Path(store.path).with_name(f"{Path(store.path).stem}.bf16.tokens"))
-    if not (target.built() and target.codec == {"name": "bf16"} and target.encoder_info == store.encoder_info):
-        store.recode(target.path, "bf16", overwrite=True, verbose=False)
+    target = cv.TokenStore(Path(store.path).with_name(f"{Path(store.path).stem}.{codec}.tokens"))
+    if not (target.built() and target.codec == {"name": codec} and target.encoder_info == store.encoder_info):
+        store.recode(target.path, codec, overwrite=True, verbose=False)
     return cv.TokenStore(target.path)
+
+
+def bf16_store(store: cv.TokenStore) -> cv.TokenStore:
+    """``store`` recoded to the bf16 codec beside it."""
+    return recoded_store(store, "bf16")
 
 
 def at_depth(frame: pd.DataFrame, depth: int, every: int = 1) -> pd.DataFrame:

@@ -74,6 +74,9 @@ def main() -> None:
     parser.add_argument(
         "--dtypes", default="float32", help="reranker compute dtypes, e.g. float32,bfloat16 (each codec with each)"
     )
+    parser.add_argument(
+        "--variants", help="codec:dtype pairs instead of every codec with every dtype, e.g. fp16:float32,int8:int8"
+    )
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR))
     parser.add_argument("--out", default="experiments/results/store-codecs")
@@ -83,6 +86,8 @@ def main() -> None:
     encoder = cv.TokenEncoder(DEFAULT_MODEL, max_length=128, verbose=False)
     dtypes = args.dtypes.split(",")
     variants = [(c, d) for c in args.codecs.split(",") for d in dtypes]  # the first one is the baseline
+    if args.variants:
+        variants = [tuple(pair.split(":")) for pair in args.variants.split(",")]
     label = lambda codec, dtype: codec if dtype == "float32" else f"{codec}, {dtype} product"  # noqa: E731
     codecs = [label(c, d) for c, d in variants]
     rows = []

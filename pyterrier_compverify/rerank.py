@@ -44,7 +44,9 @@ class TokenReranker(pt.Transformer):
     scores exactly; ``"bfloat16"`` multiplies the map in reduced precision and runs the head in bf16 (several times
     faster on CPUs with bf16 units; ``scoring.pairs.score_packed``; a conditional penalty's verifier, which sees
     only the few candidates whose gate is open, stays float32); a store built with ``codec="bf16"`` then
-    serves its rows to the product as stored. About ``score_batch_size`` candidates are
+    serves its rows to the product as stored. ``"int8"`` reads the rows of a store built with ``codec="int8"`` as
+    stored and multiplies them by the query quantised per token in integer arithmetic (``scoring.int8_rows``; the
+    head in float32). About ``score_batch_size`` candidates are
     scored per pass, several queries' candidates together.
 
     Example::
@@ -69,6 +71,9 @@ class TokenReranker(pt.Transformer):
         verbose: bool = False,
     ):
         self.encoder = encoder if encoder is not None else TokenEncoder(device=device)
+        self.int8 = dtype in ("int8", torch.int8)  # products of an int8 store's rows in integer arithmetic
+        if self.int8:
+            self._dtype, dtype = "int8", "fp32"  # pt.inspect reads _dtype; the head runs in float32
         dtype = check_dtype(dtype)
         self.dtype = COMPUTE_DTYPES[dtype]
         self.store = TokenStore(store) if isinstance(store, (str, os.PathLike)) else store
@@ -93,7 +98,7 @@ class TokenReranker(pt.Transformer):
     def _eq_key(self) -> tuple:
         """What makes two rerankers give the same scores (PyTerrier's pipeline tooling compares these)."""
         store = str(self.store.path) if self.store is not None else None
-        return (type(self), self.encoder.spec, store, self.text_field, repr(self.head), self.dtype)
+        return (type(self), self.encoder.spec, store, self.text_field, repr(self.head), self.dtype, self.int8)
 
     def __eq__(self, other) -> bool:
         return type(other) is type(self) and self._eq_key() == other._eq_key()
@@ -226,9 +231,11 @@ class TokenReranker(pt.Transformer):
             starts, ends = store.row_ranges(np.asarray(unique, dtype=object))
             starts, ends = starts[codes], ends[codes]
 
+            gather = store.gather_int8 if self.int8 else store.gather
+
             def from_store(queries, chunks):
                 rows = np.concatenate(chunks)
-                packed = store.gather(starts[rows], ends[rows])
+                packed = gather(starts[rows], ends[rows])
                 lengths = ends[rows] - starts[rows]
                 mask = torch.from_numpy(np.arange(int(lengths.max()))[None, :] < lengths[:, None])
                 padded, query_mask = pad_token_states(queries)
@@ -247,6 +254,11 @@ class TokenReranker(pt.Transformer):
                 )
 
             return from_store, deferred
+        if self.int8:
+            raise ValueError(
+                f"{type(self).__name__}(dtype='int8') multiplies the rows of an int8 token store: pass "
+                f"store=... built with codec='int8' (or store.recode(path, codec='int8')), or use dtype='float32'"
+            )
         texts = check_texts(inp[self.text_field], f"{self.text_field!r} column")
         text_ids, unique_texts = pd.factorize(pd.Series(texts))
         states = self.encoder.encode(

@@ -31,6 +31,7 @@ from .artifacts import (
     verify_sums,
 )
 from .encoder import TokenEncoder
+from .scoring.int8_rows import Int8Rows
 from .spec import EncoderSpec
 from .store_codecs import StateCodec, gather_rows, open_states, readonly_tensor, resolve_codec, write_states
 
@@ -214,6 +215,17 @@ class TokenStore(pt.Artifact):
         if self._view is not None:  # fp16: the memory map itself
             return gather_rows(self._view, starts, ends)
         return self._states.gather(starts, ends)
+
+    def gather_int8(self, starts: np.ndarray, ends: np.ndarray) -> Int8Rows:
+        """As :meth:`gather`, the rows of an int8-coded store as stored: int8 codes (T, dim) with their per-token
+        scales (T,), not decoded (a reranker with ``dtype="int8"`` multiplies them in integer arithmetic)."""
+        self._load()
+        if self.codec.get("name") != "int8":
+            raise ValueError(
+                f"{self} is coded {self.codec.get('name')!r}, not int8: recode it for int8 products with "
+                f"store.recode(new_path, codec='int8'), or rerank with dtype='float32'"
+            )
+        return self._states.codec.gather_int8(self._states.views, starts, ends)
 
     def docnos(self) -> list[str]:
         self._load()

@@ -35,6 +35,7 @@ import numpy as np
 import torch
 
 from .artifacts import file_sha256
+from .scoring.int8_rows import Int8Rows
 from .scoring.packed_maxsim import concatenated_ranges
 
 DEFAULT_SAMPLE = 65536  # token states the pq codebooks are trained on (faiss uses at most 256 per centroid)
@@ -162,6 +163,12 @@ class Int8Codec(StateCodec):
 
     def decode_rows(self, arrays):
         return np.multiply(arrays["states.i8"], arrays["scales.f32"], dtype=np.float32)  # one pass, no int8 copy
+
+    @staticmethod
+    def gather_int8(views: dict[str, torch.Tensor], starts: np.ndarray, ends: np.ndarray) -> Int8Rows:
+        """The rows of every document as stored (codes and scales, not decoded), for an int8 product."""
+        rows = torch.from_numpy(concatenated_ranges(np.asarray(starts), np.asarray(ends) - np.asarray(starts)))
+        return Int8Rows(views["states.i8"].index_select(0, rows), views["scales.f32"][:, 0].index_select(0, rows))
 
 
 DEFAULT_PQ_BYTES = 96

@@ -14,10 +14,12 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from .int8_rows import Int8Rows, int8_product, quantise_rows
+
 
 def packed_products(
     queries: torch.Tensor,
-    packed: torch.Tensor,
+    packed: torch.Tensor | Int8Rows,
     bounds: Sequence[int],
     dtype: torch.dtype,
     *,
@@ -29,18 +31,24 @@ def packed_products(
     runs up to 2x faster). With ``widths`` (query g's own token count), query g is multiplied by its own m_g
     rounded up to 8 columns only, not the pass's longest query; its other columns are then undefined (mask
     them). Rows are converted block by block while they sit in cache (converting a whole pass first is ~4x
-    slower: the fp32 copy leaves the cache before the product reads it)."""
+    slower: the fp32 copy leaves the cache before the product reads it). :class:`Int8Rows` (an int8 store's rows)
+    are multiplied in integer arithmetic by each query quantised per token (``int8_product``), float32 out."""
     groups, m, d = queries.shape
     m8 = -(-m // 8) * 8
+    int8 = isinstance(packed, Int8Rows)
+    dtype = torch.float32 if int8 else dtype
     padded = queries.new_zeros((groups, m8, d), dtype=dtype)
     padded[:, :m] = queries
     sims = torch.empty((packed.shape[0], m8), dtype=dtype, device=queries.device)
-    via = torch.float32 if packed.dtype == torch.float16 and dtype == torch.bfloat16 else dtype  # fp16->bf16 is slow
-    for g, (first, last) in enumerate(zip(bounds[:-1], bounds[1:])):
+    via = torch.float32 if not int8 and packed.dtype == torch.float16 and dtype == torch.bfloat16 else dtype
+    for g, (first, last) in enumerate(zip(bounds[:-1], bounds[1:])):  # (fp16 -> bf16 directly is slow)
         k = m8 if widths is None else min(m8, -(-int(widths[g]) // 8) * 8)
-        query = padded[g, :k].T
+        query = quantise_rows(padded[g, :k]) if int8 else padded[g, :k].T
         for start in range(first, last, block):
             stop = min(start + block, last)
+            if int8:
+                sims[start:stop, :k] = int8_product(packed[start:stop], query)
+                continue
             rows = packed[start:stop].to(queries.device, via).to(dtype)
             if k == m8:
                 torch.mm(rows, query, out=sims[start:stop])

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from .heads.fixed import FixedHead, maxsim
+from .int8_rows import Int8Rows
 from .packed_maxsim import concatenated_ranges, maxsim_both_ways, maxsim_packed, row_bounds
 from .penalty import ConditionalPenalty
 from .registry import head_kind
@@ -70,7 +71,7 @@ def score_candidates(
 def score_packed(
     head: nn.Module,
     query: torch.Tensor,
-    packed: torch.Tensor,
+    packed: torch.Tensor | Int8Rows,
     mask: torch.Tensor,
     *,
     query_mask: torch.Tensor | None = None,
@@ -79,8 +80,9 @@ def score_packed(
     deferred: DeferredVerdicts | None = None,
     positions: np.ndarray | None = None,
 ) -> torch.Tensor:
-    """Candidates given as packed real-token rows (T, d) (any float dtype, e.g. fp16 rows of a store) with their
-    (B, L) mask -> (B,) scores. A map head never sees a padded copy of the states.
+    """Candidates given as packed real-token rows (T, d) (any float dtype, e.g. fp16 rows of a store, or
+    :class:`Int8Rows` of an int8 store, multiplied in integer arithmetic) with their (B, L) mask -> (B,) scores. A
+    map head never sees a padded copy of the states.
 
     With a gated ``ConditionalPenalty`` head and ``deferred`` (a :class:`DeferredVerdicts` of that head), the
     scores returned are S alone and the candidates whose gate is open are recorded there under ``positions``
@@ -98,11 +100,13 @@ def score_packed(
     per_candidate = torch.tensor(sizes, device=query.device)
     cand_query_mask = query_mask.repeat_interleave(per_candidate, dim=0)  # (B, m)
     if head_kind(head) == "states":
+        packed = packed.decode() if isinstance(packed, Int8Rows) else packed
         cand = torch.zeros((*mask.shape, packed.shape[1]), dtype=query.dtype, device=query.device)
         cand[mask] = packed.to(query.device, query.dtype)
         cand_query = queries.repeat_interleave(per_candidate, dim=0)
         return run_head(head, dtype, cand_query, cand_query_mask, cand, mask)
-    product = torch.float32 if dtype == torch.float32 else reduced_product_dtype(packed.dtype, query.device)
+    reduced = dtype != torch.float32 and not isinstance(packed, Int8Rows)
+    product = reduced_product_dtype(packed.dtype, query.device) if reduced else torch.float32
     if isinstance(head, FixedHead) and head.fn is maxsim and not head.options:  # F1: no map, no masked passes
         lengths = mask.sum(1).cpu().numpy()
         return maxsim_packed(queries, query_mask, packed, lengths, sizes, dtype=product)
