@@ -47,8 +47,9 @@ def quantise_rows(x: torch.Tensor) -> Int8Rows:
     return Int8Rows(codes, scales)
 
 
-def int8_product(rows: Int8Rows, query: Int8Rows) -> torch.Tensor:
-    """Rows (T, d) against query tokens (k, d), both int8 -> (T, k) float32 ~= decoded rows @ decoded query.T.
+def int8_product(rows: Int8Rows, query: Int8Rows, *, out: torch.Tensor | None = None) -> torch.Tensor:
+    """Rows (T, d) against query tokens (k, d), both int8 -> (T, k) float32 ~= decoded rows @ decoded query.T,
+    written into ``out`` (T, k) float32 (any strides) when given.
 
     The integer sums are exact (|sum| <= d * 127^2 fits int32, and float32 up to d = 1040); ``torch._int_mm``
     (int8 x int8 -> int32) needs d and k multiples of 8, other shapes run as an exact float32 product.
@@ -59,7 +60,8 @@ def int8_product(rows: Int8Rows, query: Int8Rows) -> torch.Tensor:
     """
     d, k = rows.codes.shape[1], query.codes.shape[0]
     if d % 8 == 0 and k % 8 == 0 and rows.codes.device.type == "cpu":
-        sums = torch._int_mm(rows.codes, query.codes.T).float()
+        sums = torch._int_mm(rows.codes, query.codes.T)
     else:
         sums = torch.mm(rows.codes.float(), query.codes.float().T)
-    return sums * rows.scales[:, None] * query.scales[None, :]
+    out = torch.mul(sums, rows.scales[:, None], out=out)  # int32 * float32 -> float32, one pass
+    return out.mul_(query.scales[None, :])

@@ -44,10 +44,10 @@ def packed_products(
     for g, (first, last) in enumerate(zip(bounds[:-1], bounds[1:])):  # (fp16 -> bf16 directly is slow)
         k = m8 if widths is None else min(m8, -(-int(widths[g]) // 8) * 8)
         query = quantise_rows(padded[g, :k]) if int8 else padded[g, :k].T
-        for start in range(first, last, block):
-            stop = min(start + block, last)
+        for start in range(first, last, block * 4 if int8 else block):  # 4x the rows: int8 takes 1/4 the bytes
+            stop = min(start + (block * 4 if int8 else block), last)
             if int8:
-                sims[start:stop, :k] = int8_product(packed[start:stop], query)
+                int8_product(packed[start:stop], query, out=sims[start:stop, :k])
                 continue
             rows = packed[start:stop].to(queries.device, via).to(dtype)
             if k == m8:
@@ -64,6 +64,10 @@ def segment_max(values: torch.Tensor, lengths: np.ndarray) -> torch.Tensor:
     width = int(lengths.max()) if b else 0
     if b and (lengths == width).all():
         grid = values.reshape(b, width, k)
+    elif b and (lengths > 0).all():  # a shorter segment repeats its last row up to the width: the same max
+        firsts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        rows = firsts[:, None] + np.minimum(np.arange(width)[None, :], lengths[:, None] - 1)
+        grid = values.index_select(0, torch.from_numpy(rows.reshape(-1)).to(values.device)).reshape(b, width, k)
     else:
         real = torch.from_numpy((np.arange(width)[None, :] < lengths[:, None]).reshape(-1))
         grid = values.new_full((b * width, k), float("-inf"))
