@@ -25,6 +25,7 @@ from .scoring.pairs import DeferredVerdicts, is_gated
 from .spec import IncompatibleEncoderError
 from .store import TokenStore
 
+_DTYPE_NAMES = {torch.bfloat16: "bfloat16", torch.float32: "float32"}
 # a gated penalty read from a store verifies its open candidates once per frame, or when this many maps wait
 DEFERRED_MAPS = 2048
 
@@ -74,11 +75,19 @@ class TokenReranker(pt.Transformer):
         self.int8 = dtype in ("int8", torch.int8)  # products of an int8 store's rows in integer arithmetic
         if self.int8:
             self._dtype, dtype = "int8", "fp32"  # pt.inspect reads _dtype; the head runs in float32
-        dtype = check_dtype(dtype)
+        try:
+            dtype = check_dtype(dtype)
+        except ValueError as e:
+            raise ValueError(f"{e}; or 'int8' over a store built with codec='int8'") from None
         self.dtype = COMPUTE_DTYPES[dtype]
         self.store = TokenStore(store) if isinstance(store, (str, os.PathLike)) else store
         if self.store is not None:
             self.store.check_encoder(self.encoder)
+            if self.int8 and self.store.codec.get("name") != "int8":
+                raise ValueError(
+                    f"dtype='int8' multiplies the rows of an int8 store; {self.store} is coded "
+                    f"{self.store.codec.get('name')!r}: recode it with store.recode(new_path, codec='int8')"
+                )
         self.text_field = text_field or self.encoder.text_field
         self.batch_size = int(batch_size or self.encoder.batch_size)
         self.score_batch_size = int(score_batch_size)
@@ -93,7 +102,13 @@ class TokenReranker(pt.Transformer):
     def __repr__(self) -> str:
         store = f", store={self.store!r}" if self.store is not None else ""
         head = "" if self.HEAD is not None else f", head={getattr(self.head, 'head_name', self.head)!r}"
-        return f"{type(self).__name__}({self.encoder!r}{head}{store})"
+        return f"{type(self).__name__}({self.encoder!r}{head}{store}{self._dtype_repr()})"
+
+    def _dtype_repr(self) -> str:
+        """``, dtype='...'`` unless the reranker scores in float32 (the default)."""
+        if self.int8:
+            return ", dtype='int8'"
+        return "" if self.dtype == torch.float32 else f", dtype={_DTYPE_NAMES[self.dtype]!r}"
 
     def _eq_key(self) -> tuple:
         """What makes two rerankers give the same scores (PyTerrier's pipeline tooling compares these)."""

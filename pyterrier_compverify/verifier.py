@@ -249,7 +249,7 @@ class TrainedHeadReranker(TokenReranker):
     def __repr__(self) -> str:
         store = f", store={self.store!r}" if self.store is not None else ""
         penalty = f", penalty={self.penalty}" if self.penalty else ""
-        return f"{type(self).__name__}({self.verifier!r}{store}{penalty})"
+        return f"{type(self).__name__}({self.verifier!r}{store}{penalty}{self._dtype_repr()})"
 
 
 class MapVerifier(TrainedHeadReranker):

@@ -89,3 +89,37 @@ def test_int8_option_is_part_of_the_reranker_identity(stores, tiny_encoder):
 
     assert pt.inspect.transformer_attributes(fast)  # dtype read back
     assert {a.name: a.value for a in pt.inspect.transformer_attributes(fast)}["dtype"] == "int8"
+
+
+def test_queries_of_different_lengths_in_one_pass(stores, tiny_encoder):
+    """Several queries share a pass (each multiplied by its own width): each scored as when alone."""
+    queries = {"q1": DOCS[2]["text"], "q2": "dog", "q3": DOCS[7]["text"] + " " + DOCS[9]["text"]}
+    inp = pd.concat([frame(text).assign(qid=qid) for qid, text in queries.items()], ignore_index=True)
+    together = cv.MaxSim(tiny_encoder, store=stores["int8"], dtype="int8")(inp)
+    for qid, text in queries.items():
+        alone = cv.MaxSim(tiny_encoder, store=stores["int8"], dtype="int8")(frame(text).assign(qid=qid))
+        np.testing.assert_allclose(together[together["qid"] == qid]["score"], alone["score"], rtol=0, atol=1e-6)
+    exact = cv.MaxSim(tiny_encoder, store=stores["int8"])(inp)
+    np.testing.assert_allclose(together["score"], exact["score"], rtol=0, atol=0.01)
+
+
+@pytest.mark.parametrize("reranker", ["SoftAlign", "BagOfSimilarities"])
+def test_ungated_map_heads_read_int8_products(stores, tiny_encoder, reranker):
+    inp = frame(DOCS[5]["text"])
+    exact = getattr(cv, reranker)(tiny_encoder, store=stores["int8"])(inp)
+    fast = getattr(cv, reranker)(tiny_encoder, store=stores["int8"], dtype="int8")(inp)
+    np.testing.assert_allclose(fast["score"], exact["score"], rtol=0, atol=0.02)
+
+
+def test_int8_rows_follow_the_queries_device():
+    """Rows gathered on the CPU are moved to the queries' device block by block (meta: shapes only)."""
+    rows = quantise_rows(torch.randn(20, 32))
+    sims = packed_products(torch.randn(1, 8, 32, device="meta"), rows, [0, 20], torch.float32)
+    assert sims.device.type == "meta" and sims.shape == (20, 8)
+
+
+def test_int8_repr_and_bad_dtype(stores, tiny_encoder):
+    assert "dtype='int8'" in repr(cv.MaxSim(tiny_encoder, store=stores["int8"], dtype="int8"))
+    assert not repr(cv.MaxSim(tiny_encoder, store=stores["int8"])).endswith("dtype='int8')")
+    with pytest.raises(ValueError, match="'int8' over a store built with codec='int8'"):
+        cv.MaxSim(tiny_encoder, store=stores["int8"], dtype="int4")

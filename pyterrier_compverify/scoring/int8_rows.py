@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Int8Rows:
     """Rows as int8 codes (T, d) with their float32 scales (T,): row i ~= codes[i] * scales[i].
 
@@ -34,6 +34,10 @@ class Int8Rows:
     def __getitem__(self, rows: slice) -> Int8Rows:
         return Int8Rows(self.codes[rows], self.scales[rows])
 
+    def to(self, device: torch.device | str) -> Int8Rows:
+        """The same rows on ``device`` (no copy when they are there already)."""
+        return Int8Rows(self.codes.to(device), self.scales.to(device))
+
     def decode(self, dtype: torch.dtype = torch.float32) -> torch.Tensor:
         """(T, d) rows in ``dtype``: codes times scales."""
         return (self.codes.float() * self.scales[:, None]).to(dtype)
@@ -51,15 +55,15 @@ def int8_product(rows: Int8Rows, query: Int8Rows, *, out: torch.Tensor | None = 
     """Rows (T, d) against query tokens (k, d), both int8 -> (T, k) float32 ~= decoded rows @ decoded query.T,
     written into ``out`` (T, k) float32 (any strides) when given.
 
-    The integer sums are exact (|sum| <= d * 127^2 fits int32, and float32 up to d = 1040); ``torch._int_mm``
-    (int8 x int8 -> int32) needs d and k multiples of 8, other shapes run as an exact float32 product.
+    The integer sums are exact (|sum| <= d * 127^2 fits int32, and float32 up to d = 1040): on a CPU they run as
+    ``torch._int_mm`` (int8 x int8 -> int32, any shape there), elsewhere as an exact float32 product (a GPU's
+    ``_int_mm`` has shape limits of its own).
 
     >>> r, q = quantise_rows(torch.eye(8)[:3]), quantise_rows(torch.eye(8)[:1])
     >>> int8_product(r, q).flatten().tolist()
     [1.0, 0.0, 0.0]
     """
-    d, k = rows.codes.shape[1], query.codes.shape[0]
-    if d % 8 == 0 and k % 8 == 0 and rows.codes.device.type == "cpu":
+    if rows.codes.device.type == "cpu":
         sums = torch._int_mm(rows.codes, query.codes.T)
     else:
         sums = torch.mm(rows.codes.float(), query.codes.float().T)

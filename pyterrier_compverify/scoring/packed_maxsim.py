@@ -47,7 +47,7 @@ def packed_products(
         for start in range(first, last, block * 4 if int8 else block):  # 4x the rows: int8 takes 1/4 the bytes
             stop = min(start + (block * 4 if int8 else block), last)
             if int8:
-                int8_product(packed[start:stop], query, out=sims[start:stop, :k])
+                int8_product(packed[start:stop].to(queries.device), query, out=sims[start:stop, :k])
                 continue
             rows = packed[start:stop].to(queries.device, via).to(dtype)
             if k == m8:
@@ -105,7 +105,7 @@ def row_bounds(lengths: np.ndarray, sizes: Sequence[int]) -> tuple[np.ndarray, l
 def maxsim_packed(
     queries: torch.Tensor,
     query_mask: torch.Tensor,
-    packed: torch.Tensor,
+    packed: torch.Tensor | Int8Rows,
     lengths: np.ndarray,
     sizes: Sequence[int],
     *,
@@ -121,7 +121,7 @@ def maxsim_packed(
 def maxsim_both_ways(
     queries: torch.Tensor,
     query_mask: torch.Tensor,
-    packed: torch.Tensor,
+    packed: torch.Tensor | Int8Rows,
     lengths: np.ndarray,
     sizes: Sequence[int],
     *,
