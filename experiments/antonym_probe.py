@@ -99,6 +99,16 @@ def span_states(model, texts: list[str], spans: list[tuple[int, int]], batch_siz
     return np.stack(out)
 
 
+def swap_states(encoder: cv.TokenEncoder, max_per_word: int, seed: int = 0):
+    """The Flickr8k train WordNet swaps (:func:`edits`) with the states of each word (h_a) and its replacement (h_b)."""
+    captions = flickr8k_captions("train")["caption"].str.lower().str.strip(" .").drop_duplicates().tolist()
+    pairs = wordnet_pairs({w for c in captions for w in re.findall(r"[a-z]+", c)})
+    table = edits(captions, pairs, max_per_word, seed)
+    h_a = span_states(encoder.model, table["text"].tolist(), list(zip(table["start"], table["end"])))
+    h_b = span_states(encoder.model, table["edited"].tolist(), list(zip(table["start"], table["new_end"])))
+    return pairs, table, h_a, h_b
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--max-per-word", type=int, default=8, help="captions edited per word")
@@ -107,14 +117,8 @@ def main() -> None:
     args = parser.parse_args()
     started = time.time()
     cv.setup_local_data()
-    captions = flickr8k_captions("train")["caption"].str.lower().str.strip(" .").drop_duplicates().tolist()
-    vocabulary = {w for c in captions for w in re.findall(r"[a-z]+", c)}
-    pairs = wordnet_pairs(vocabulary)
-    table = edits(captions, pairs, args.max_per_word, args.seed)
     encoder = cv.TokenEncoder(verbose=False)
-    model = encoder.model
-    h_a = span_states(model, table["text"].tolist(), list(zip(table["start"], table["end"])))
-    h_b = span_states(model, table["edited"].tolist(), list(zip(table["start"], table["new_end"])))
+    pairs, table, h_a, h_b = swap_states(encoder, args.max_per_word, args.seed)
     label = (table["kind"] == "antonym").to_numpy().astype(int)
     cosine = (h_a * h_b).sum(1) / (np.linalg.norm(h_a, axis=1) * np.linalg.norm(h_b, axis=1))
     for name, features in (

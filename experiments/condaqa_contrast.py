@@ -17,18 +17,16 @@ Writes experiments/results/condaqa-contrast.{md,json}.
 from __future__ import annotations
 
 import argparse
-import re
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
-from antonym_probe import edits, span_states, wordnet_pairs
+from antonym_probe import swap_states
 from sklearn.linear_model import LogisticRegression
 
 import pyterrier_compverify as cv
-from pyterrier_compverify.datasets.flickr8k import flickr8k_captions
 from pyterrier_compverify.datasets.nearmiss import condaqa_triplets
 from pyterrier_compverify.reporting import write_table
 
@@ -57,12 +55,8 @@ def main() -> None:
     args = parser.parse_args()
     started = time.time()
     cv.setup_local_data()
-    captions = flickr8k_captions("train")["caption"].str.lower().str.strip(" .").drop_duplicates().tolist()
-    pairs = wordnet_pairs({w for c in captions for w in re.findall(r"[a-z]+", c)})
-    table = edits(captions, pairs, args.max_per_word, 0)
     encoder = cv.TokenEncoder(max_length=256, verbose=False)
-    h_a = span_states(encoder.model, table["text"].tolist(), list(zip(table["start"], table["end"])))
-    h_b = span_states(encoder.model, table["edited"].tolist(), list(zip(table["start"], table["new_end"])))
+    _, table, h_a, h_b = swap_states(encoder, args.max_per_word)
     label = (table["kind"] == "antonym").to_numpy().astype(int)
     probe = LogisticRegression(C=1.0, max_iter=3000).fit(pair_features(h_a, h_b), label)
 

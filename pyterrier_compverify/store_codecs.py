@@ -35,7 +35,7 @@ import numpy as np
 import torch
 
 from .artifacts import file_sha256
-from .scoring.int8_rows import Int8Rows
+from .scoring.int8_rows import Int8Rows, quantise_rows
 from .scoring.packed_maxsim import concatenated_ranges
 
 DEFAULT_SAMPLE = 65536  # token states the pq codebooks are trained on (faiss uses at most 256 per centroid)
@@ -157,9 +157,8 @@ class Int8Codec(StateCodec):
     payload = {"states.i8": (np.dtype(np.int8), None), "scales.f32": (np.dtype(np.float32), 1)}
 
     def encode_block(self, rows):
-        scales = np.abs(rows).max(axis=1, keepdims=True) / 127.0
-        codes = np.rint(rows / np.where(scales > 0, scales, 1.0))
-        return {"states.i8": np.clip(codes, -127, 127).astype(np.int8), "scales.f32": scales.astype(np.float32)}
+        coded = quantise_rows(torch.from_numpy(np.ascontiguousarray(rows)))  # the one rule, shared with the queries
+        return {"states.i8": coded.codes.numpy(), "scales.f32": coded.scales.numpy()[:, None]}
 
     def decode_rows(self, arrays):
         return np.multiply(arrays["states.i8"], arrays["scales.f32"], dtype=np.float32)  # one pass, no int8 copy
