@@ -54,7 +54,7 @@ def wordnet_pairs(vocabulary: set[str]) -> pd.DataFrame:
             antonyms = {a.name() for lemma in own for a in lemma.antonyms() if "_" not in a.name()}
             if not antonyms:
                 continue
-            rows += [(word, a, "antonym", pos) for a in antonyms]
+            rows += [(word, a, "antonym", pos) for a in sorted(antonyms)]  # sorted: a set's order varies by run
             rows += [(word, s.name(), "synonym", pos) for s in lemmas if s.name() != word]
     pairs = pd.DataFrame(rows, columns=["word", "replacement", "kind", "pos"]).drop_duplicates(["word", "replacement"])
     both = pairs.groupby("word")["kind"].nunique()
