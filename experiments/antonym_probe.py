@@ -14,7 +14,7 @@ the original word):
 
 Nothing here reads CondaQA, SugarCrepe or any test split.
 
-    COMPVERIFY_DATA=/path/to/data python experiments/antonym_probe.py [--max-per-word 8]
+    COMPVERIFY_DATA=/path/to/data python experiments/antonym_probe.py [--max-per-word 8] [--model NAME_OR_FOLDER]
 
 Writes experiments/results/antonym-probe.{md,json}.
 """
@@ -113,11 +113,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--max-per-word", type=int, default=8, help="captions edited per word")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--model", default=cv.DEFAULT_MODEL, help="hub name or local folder of the encoder")
     parser.add_argument("--out", default="experiments/results/antonym-probe")
     args = parser.parse_args()
     started = time.time()
     cv.setup_local_data()
-    encoder = cv.TokenEncoder(verbose=False)
+    encoder = cv.TokenEncoder(args.model, verbose=False)
     pairs, table, h_a, h_b = swap_states(encoder, args.max_per_word, args.seed)
     label = (table["kind"] == "antonym").to_numpy().astype(int)
     cosine = (h_a * h_b).sum(1) / (np.linalg.norm(h_a, axis=1) * np.linalg.norm(h_b, axis=1))
