@@ -83,11 +83,8 @@ class TokenReranker(pt.Transformer):
         self.store = TokenStore(store) if isinstance(store, (str, os.PathLike)) else store
         if self.store is not None:
             self.store.check_encoder(self.encoder)
-            if self.int8 and self.store.codec.get("name") != "int8":
-                raise ValueError(
-                    f"dtype='int8' multiplies the rows of an int8 store; {self.store} is coded "
-                    f"{self.store.codec.get('name')!r}: recode it with store.recode(new_path, codec='int8')"
-                )
+            if self.int8:
+                self.store.check_int8()
         self.text_field = text_field or self.encoder.text_field
         self.batch_size = int(batch_size or self.encoder.batch_size)
         self.score_batch_size = int(score_batch_size)

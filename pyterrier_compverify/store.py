@@ -220,12 +220,16 @@ class TokenStore(pt.Artifact):
         """As :meth:`gather`, the rows of an int8-coded store as stored: int8 codes (T, dim) with their per-token
         scales (T,), not decoded (a reranker with ``dtype="int8"`` multiplies them in integer arithmetic)."""
         self._load()
+        self.check_int8()
+        return self._states.codec.gather_int8(self._states.views, starts, ends)
+
+    def check_int8(self) -> None:
+        """A one-line ValueError naming the fix unless this store is int8-coded (what int8 products read)."""
         if self.codec.get("name") != "int8":
             raise ValueError(
                 f"{self} is coded {self.codec.get('name')!r}, not int8: recode it for int8 products with "
                 f"store.recode(new_path, codec='int8'), or rerank with dtype='float32'"
             )
-        return self._states.codec.gather_int8(self._states.views, starts, ends)
 
     def docnos(self) -> list[str]:
         self._load()
