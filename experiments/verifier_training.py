@@ -106,6 +106,10 @@ def load_data(run_dir: Path) -> dict:
 def train(args) -> None:
     run_dir = Path(args.run_dir)
     d = load_data(run_dir)
+    if args.images:  # a quick ablation: the caption rows of the first N train images only (a smaller state cache)
+        kept = d["train_captions"]["image"].drop_duplicates().head(args.images)
+        d["train_captions"] = d["train_captions"][d["train_captions"]["image"].isin(kept)]
+        d["train_edits"] = d["train_edits"][d["train_edits"]["caption"].isin(d["train_captions"]["caption"])]
     identity = args.positives == "identity"
     sources = {
         "caption": lambda epoch: caption_rows(
@@ -113,8 +117,8 @@ def train(args) -> None:
         ),
         # one draw for every run, so all runs share one pool of texts (and one state cache)
         "structural": structural_rows(d["scifact_edits"], identity=identity, seed=42),
-        "retrieval": retrieval_rows(d["retrieval"]),
     }
+    sources["retrieval"] = retrieval_rows(d["retrieval"])
     shares = {"caption": args.caption_share, "structural": args.structural_share, "retrieval": args.retrieval_share}
     if args.granularity_share > 0:  # keyword / phrase query -> its caption, against an edit touching the query
         sources["granularity"] = granularity_rows(d["train_kw"], d["train_edits"], seed=42)
@@ -135,7 +139,7 @@ def train(args) -> None:
         bf16=args.bf16,
         cache_dir=str(run_dir / "state-cache"),
     )
-    encoder = cv.TokenEncoder(device="cpu")
+    encoder = cv.TokenEncoder(args.model, device="cpu")
     start = time.time()
     pool = [  # every text any seed's rows can hold: one state cache for all runs
         *d["train_captions"]["caption"],
@@ -539,6 +543,8 @@ def main() -> None:
     )
     p.add_argument("--bf16", action="store_true")
     p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--model", default=cv.DEFAULT_MODEL, help="the encoder whose states the head reads")
+    p.add_argument("--images", type=int, default=0, help="caption rows of the first N train images only (0: all)")
     p.set_defaults(func=train)
     p = sub.add_parser("dev")
     p.add_argument("--names", required=True, help="comma-separated trained verifier names under --run-dir")
