@@ -389,7 +389,7 @@ def dev(args) -> None:
     run_dir = Path(args.run_dir)
     d = load_data(run_dir)
     triplets = dev_triplets(d)
-    base = cv.TokenEncoder(device="cpu")
+    base = cv.TokenEncoder(args.model, device="cpu")
     qrels = load_collection("irds:beir/scifact/train").qrels()
     kw_qrels = caption_retrieval_dev(d, run_dir)[1]
     kw_qrels = kw_qrels.rename(columns={"qid": "query_id", "docno": "doc_id", "label": "relevance"})
@@ -549,6 +549,7 @@ def main() -> None:
     p = sub.add_parser("dev")
     p.add_argument("--names", required=True, help="comma-separated trained verifier names under --run-dir")
     p.add_argument("--tag", default="latest")
+    p.add_argument("--model", default=cv.DEFAULT_MODEL, help="the encoder the verifiers were trained over")
     p.add_argument("--max-drop", type=float, default=0.005, help="largest dev nDCG@10 loss against MaxSim allowed")
     p.add_argument("--gates", default="forward,symmetric", help="penalty gates to search (scoring.GATES)")
     p.add_argument("--references", default="fixed,query", help="doubt references to search (scoring.REFERENCES)")
