@@ -42,12 +42,14 @@ import torch.nn.functional as F
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.negatives.inflect import inflect_verb
+from pyterrier_compverify.scoring import build_head, maxsim, reverse_maxsim, score_all_pairs, similarity_map
 from pyterrier_compverify.training.state_cache import StateCache, TopLayers, transformer_of
 
 sys.path.insert(0, str(Path(__file__).parent))
 from antonym_probe import wordnet_pairs  # noqa: E402
 
 VERB_TAGS = ("VBZ", "VBD", "VBG", "VBN")
+MAXSIM = build_head("F1")  # query-to-document MaxSim of every query with every document (the ranking term)
 
 
 def is_dev_word(word: str) -> bool:
@@ -101,20 +103,10 @@ def contrast_triplets(texts: list[str], max_per_form: int, seed: int) -> pd.Data
     return table.assign(dev=table["lemma"].map(is_dev_word))
 
 
-def maxsim(a: torch.Tensor, am: torch.Tensor, b: torch.Tensor, bm: torch.Tensor) -> torch.Tensor:
-    """Symmetric MaxSim of paired texts: (B, La, d), (B, La), (B, Lb, d), (B, Lb) -> (B,)."""
-    sim = torch.einsum("bid,bjd->bij", a, b)
-    sim = sim.masked_fill(~bm[:, None, :], -2.0)
-    forward = (sim.amax(2) * am).sum(1) / am.sum(1)
-    sim = sim.masked_fill(~am[:, :, None], -2.0)
-    backward = (sim.amax(1) * bm).sum(1) / bm.sum(1)
-    return (forward + backward) / 2
-
-
-def maxsim_all(q: torch.Tensor, qm: torch.Tensor, d: torch.Tensor, dm: torch.Tensor) -> torch.Tensor:
-    """Query-to-document MaxSim of every query with every document: (Bq, Lq, d), (Bd, Ld, d) -> (Bq, Bd)."""
-    sim = torch.einsum("qid,pjd->qpij", q, d).masked_fill(~dm[None, :, None, :], -2.0).amax(3)
-    return (sim * qm[:, None, :]).sum(2) / qm.sum(1)[:, None]
+def symmetric_maxsim(a: torch.Tensor, am: torch.Tensor, b: torch.Tensor, bm: torch.Tensor) -> torch.Tensor:
+    """Mean of MaxSim both ways for paired texts: (B, La, d), (B, La), (B, Lb, d), (B, Lb) -> (B,)."""
+    sim = similarity_map(a, b)
+    return (maxsim(sim, am, bm) + reverse_maxsim(sim, am, bm)) / 2
 
 
 class Tuner:
@@ -140,7 +132,7 @@ class Tuner:
         for s in range(0, len(anchors), batch):
             a, am, _ = self.states(anchors[s : s + batch], train=False)
             b, bm, _ = self.states(others[s : s + batch], train=False)
-            out.append(maxsim(a, am, b, bm).numpy())
+            out.append(symmetric_maxsim(a, am, b, bm).numpy())
         return np.concatenate(out)
 
 
@@ -204,7 +196,7 @@ def main() -> None:
     optimiser = torch.optim.AdamW(tuner.top.parameters(), lr=args.lr, weight_decay=0.01)
     warmup = max(1, args.steps // 10)
     schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda s: min((s + 1) / warmup, max(0.0, (args.steps - s) / (args.steps - warmup)))
+        optimiser, lambda s: min((s + 1) / warmup, max(0.0, (args.steps - s) / max(1, args.steps - warmup)))
     )
     rng = np.random.default_rng(args.seed)
     log = open(out / "log.jsonl", "a")  # noqa: SIM115 (open for the whole loop)
@@ -214,11 +206,13 @@ def main() -> None:
         a, am, k1 = tuner.states(rows["anchor"].tolist())
         p, pm, k2 = tuner.states(rows["positive"].tolist())
         n, nm, k3 = tuner.states(rows["negative"].tolist())
-        contrast = F.softplus((maxsim(a, am, n, nm) - maxsim(a, am, p, pm)) / args.temperature).mean()
+        contrast = F.softplus(
+            (symmetric_maxsim(a, am, n, nm) - symmetric_maxsim(a, am, p, pm)) / args.temperature
+        ).mean()
         r = retrieval.iloc[rng.choice(len(retrieval), args.retrieval_batch, replace=False)]
         q, qm, k4 = tuner.states(r["anchor"].tolist())
         d, dm, k5 = tuner.states([*r["positive"], *r["negative"]])
-        ranking = F.cross_entropy(maxsim_all(q, qm, d, dm) / 0.05, torch.arange(len(r)))
+        ranking = F.cross_entropy(score_all_pairs(MAXSIM, q, qm, d, dm) / 0.05, torch.arange(len(r)))
         keep = (k1 + k2 + k3 + k4 + k5) / 5
         loss = contrast + args.retrieval * ranking + args.keep * 100 * keep
         optimiser.zero_grad()

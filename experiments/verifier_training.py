@@ -117,8 +117,8 @@ def train(args) -> None:
         ),
         # one draw for every run, so all runs share one pool of texts (and one state cache)
         "structural": structural_rows(d["scifact_edits"], identity=identity, seed=42),
+        "retrieval": retrieval_rows(d["retrieval"]),
     }
-    sources["retrieval"] = retrieval_rows(d["retrieval"])
     shares = {"caption": args.caption_share, "structural": args.structural_share, "retrieval": args.retrieval_share}
     if args.granularity_share > 0:  # keyword / phrase query -> its caption, against an edit touching the query
         sources["granularity"] = granularity_rows(d["train_kw"], d["train_edits"], seed=42)
