@@ -24,6 +24,7 @@ _PUBLIC = {  # name -> the module that defines it
     "MapVerifier": "verifier",
     "TrainedHeadReranker": "verifier",
     "Verifier": "verifier",
+    "WeightedMaxSim": "verifier",
     "DEFAULT_MODEL": "encoder",
     "EncodedTexts": "encoder",
     "TokenEncoder": "encoder",

@@ -13,7 +13,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-NAMED_RERANKERS = {"maxsim": "MaxSim", "mapverifier": "MapVerifier", "mapcnn": "MapCNN"}
+NAMED_RERANKERS = {
+    "maxsim": "MaxSim",
+    "mapverifier": "MapVerifier",
+    "mapcnn": "MapCNN",
+    "weightedmaxsim": "WeightedMaxSim",
+}
 REFERENCE = "ST.encode + exact cosine (reference)"  # the --reference system
 
 
@@ -32,11 +37,11 @@ def run_evaluation(
     reference: bool = False,
     verbose: bool = True,
 ):
-    """``pt.Experiment`` on ``dataset_id``; writes ``out_dir/evaluate-<name>.{md,json}`` unless ``out_dir`` is
-    None. ``rerankers``: ``maxsim``, ``mapverifier``, ``mapcnn`` or a trained verifier folder, each reranking
-    dense's top ``depth`` from the TokenStore (MaxSim also BM25's). ``max_length`` None: the encoder's default.
-    ``index_dir`` None: ``$COMPVERIFY_CACHE`` or ``~/.cache/pyterrier_compverify``. Returns the experiment's
-    frame (measures first); ``attrs["written"]`` names the .md file written."""
+    """``pt.Experiment`` on ``dataset_id``; writes ``out_dir/evaluate-<name>.{md,json}`` unless ``out_dir`` is None.
+    ``rerankers``: ``maxsim``, ``mapverifier``, ``mapcnn``, ``weightedmaxsim`` or a trained verifier folder, each
+    reranking dense's top ``depth`` from the TokenStore (MaxSim also BM25's). ``max_length`` None: the encoder's
+    default. ``index_dir`` None: ``$COMPVERIFY_CACHE`` or ``~/.cache/pyterrier_compverify``. Returns the
+    experiment's frame (measures first); ``attrs["written"]`` names the .md file written."""
     started = time.time()
     rerankers = check_rerankers(rerankers)
     check_baseline(baseline, rerankers, depth=depth, reference=reference)
@@ -121,8 +126,8 @@ def check_baseline(baseline: str | None, rerankers: Sequence[str], *, depth: int
 
 def build_rerankers(names: Sequence[str], encoder, indices, *, verbose: bool = False) -> dict:
     """Label -> reranker reading the TokenStore of ``indices``: ``MaxSim`` over ``encoder``, the packaged
-    ``MapVerifier`` / ``MapCNN``, or ``cv.Verifier(folder).reranker(store=...)`` (labelled by the folder);
-    ``verbose``: each shows a per-query progress bar."""
+    ``MapVerifier`` / ``MapCNN`` / ``WeightedMaxSim``, or ``cv.Verifier(folder).reranker(store=...)``
+    (labelled by the folder); ``verbose``: each shows a per-query progress bar."""
     import pyterrier_compverify as cv
 
     rerankers = {}
@@ -179,7 +184,8 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--rerankers",
         default=",".join(default("rerankers")),
-        help="comma-separated: maxsim, mapverifier, mapcnn (packaged weights) or a trained verifier folder "
+        help="comma-separated: maxsim, mapverifier, mapcnn, weightedmaxsim (packaged weights) or a trained verifier "
+        "folder "
         "(default: %(default)s)",
     )
     parser.add_argument(

@@ -16,7 +16,7 @@ from .datasets.nearmiss import nearmiss_triplets
 from .encoder import DEFAULT_MODEL, TokenEncoder
 from .measures import WordJaccard, nearmiss_table
 
-SCORERS = ("pooled", "maxsim", "mapverifier", "mapcnn", "jaccard", "jaccard-anti")
+SCORERS = ("pooled", "maxsim", "mapverifier", "mapcnn", "weightedmaxsim", "jaccard", "jaccard-anti")
 MODEL_FREE = ("jaccard", "jaccard-anti")  # scorers that use no encoder
 
 
@@ -35,7 +35,8 @@ class DistinctDocVectors(pt.Transformer):
 
 def named_scorers(names: list[str], encoder: TokenEncoder) -> dict:
     """Scorers by name: ``pooled`` (the encoder's own pooled cosine, pyterrier-dr's text scorer), ``maxsim``,
-    ``mapverifier`` / ``mapcnn`` (the packaged weights: ``cv.MapVerifier()`` / ``cv.MapCNN()``), ``jaccard`` /
+    ``mapverifier`` / ``mapcnn`` / ``weightedmaxsim`` (the packaged weights: ``cv.MapVerifier()`` / ``cv.MapCNN()`` /
+    ``cv.WeightedMaxSim()``), ``jaccard`` /
     ``jaccard-anti`` (word Jaccard / 1 - word Jaccard, no model), or the path of a trained verifier artifact
     folder (``cv.Verifier(path).reranker()``, named by the path).
 
@@ -56,6 +57,7 @@ def named_scorers(names: list[str], encoder: TokenEncoder) -> dict:
         "maxsim": lambda: cv.MaxSim(encoder),
         "mapverifier": lambda: learned(lambda **kw: cv.MapVerifier(**kw)),
         "mapcnn": lambda: learned(lambda **kw: cv.MapCNN(**kw)),
+        "weightedmaxsim": lambda: learned(lambda **kw: cv.WeightedMaxSim(**kw)),
         "jaccard": lambda: WordJaccard(),
         "jaccard-anti": lambda: WordJaccard(anti=True),
     }

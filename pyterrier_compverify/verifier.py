@@ -181,13 +181,14 @@ class Verifier(pt.Artifact):
         return encoder
 
     def reranker(self, **kwargs) -> TokenReranker:
-        """A PyTerrier reranker scoring with this verifier's head and encoder: ``MapVerifier`` for F4, ``MapCNN``
-        for F3, a :class:`TrainedHeadReranker` for any other learned head, and for a weight-free head trained
-        end-to-end the named reranker of that head (``MaxSim``, ``PooledCosine``, ...) over the fine-tuned
-        encoder. ``kwargs`` as for the reranker (``store=``, ``device=``, ``penalty=`` for learned heads)."""
+        """A PyTerrier reranker scoring with this verifier's head and encoder: ``MapVerifier`` for F4, ``MapCNN`` for
+        F3, ``WeightedMaxSim`` for F1w, a :class:`TrainedHeadReranker` for any other learned head, and for a
+        weight-free head trained end-to-end the named reranker of that head (``MaxSim``, ``PooledCosine``, ...) over
+        the fine-tuned encoder. ``kwargs`` as for the reranker (``store=``, ``device=``, ``penalty=`` for learned
+        heads)."""
         spec = head_spec(self.meta["head"])
         if spec.learned:
-            cls = {"F4": MapVerifier, "F3": MapCNN}.get(spec.name, TrainedHeadReranker)
+            cls = {"F4": MapVerifier, "F3": MapCNN, "F1w": WeightedMaxSim}.get(spec.name, TrainedHeadReranker)
             return cls(self, **kwargs)
         encoder = self.load_encoder(encoder=kwargs.pop("encoder", None), device=kwargs.get("device"))
         return getattr(rerank, spec.reranker)(encoder, **kwargs)
@@ -263,6 +264,15 @@ class MapCNN(TrainedHeadReranker):
     """F3: a CNN over the similarity-map features."""
 
     HEAD = "F3"
+
+
+class WeightedMaxSim(TrainedHeadReranker):
+    """F1w: MaxSim with learned query-token weights (``scoring.heads.token_weights``): each query token's best
+    cosine counts by a weight read from its own state, so "a" or [SEP] counts less than "dog". ``WeightedMaxSim()``
+    loads the weights shipped with the package (trained over a frozen all-MiniLM-L6-v2 on Flickr8k train caption
+    retrieval; ``experiments/token_weights.py``). As fast as ``MaxSim`` from a store."""
+
+    HEAD = "F1w"
 
 
 def default_verifier_path(head: str) -> str:

@@ -111,12 +111,14 @@ def maxsim_packed(
     sizes: Sequence[int],
     *,
     dtype: torch.dtype = torch.float32,
+    weights: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """MaxSim of every candidate: queries (G, m, d) zero-padded with query_mask (G, m), query g against
     ``sizes[g]`` consecutive candidates whose real rows are packed (T, d) (``lengths`` (B,) rows each, B =
-    sum(sizes)); the product in ``dtype`` -> (B,) float32 scores."""
+    sum(sizes)); the product in ``dtype`` -> (B,) float32 scores. With ``weights`` (G, m) (0 outside the mask),
+    each candidate's score is the weighted mean over its query's tokens (F1w) instead of the plain mean."""
     sims = packed_products(queries, packed, row_bounds(lengths, sizes)[1], dtype, widths=last_true(query_mask).tolist())
-    return _maxsim_of_products(sims, query_mask, lengths, sizes)
+    return _maxsim_of_products(sims, query_mask, lengths, sizes, weights)
 
 
 def maxsim_both_ways(
@@ -145,13 +147,30 @@ def maxsim_both_ways(
     return forward, backward, sims
 
 
+def weighted_mean(best: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """best (B, m) row maxima, weights (B, m) (0 for a padded query token) -> (B,) their weighted mean.
+
+    >>> round(weighted_mean(torch.tensor([[0.2, 0.8, float("-inf")]]), torch.tensor([[1.0, 3.0, 0.0]])).item(), 6)
+    0.65
+    """
+    best = best.masked_fill(weights == 0, 0.0)  # a padded column may hold -inf or anything: it weighs nothing
+    return (best * weights).sum(dim=-1) / weights.sum(dim=-1).clamp(min=torch.finfo(weights.dtype).tiny)
+
+
 def _maxsim_of_products(
-    sims: torch.Tensor, query_mask: torch.Tensor, lengths: np.ndarray, sizes: Sequence[int]
+    sims: torch.Tensor,
+    query_mask: torch.Tensor,
+    lengths: np.ndarray,
+    sizes: Sequence[int],
+    weights: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """(T, m8) products -> (B,) MaxSim: each candidate's max over its rows, mean over its query's real tokens."""
+    """(T, m8) products -> (B,) MaxSim: each candidate's max over its rows, mean over its query's real tokens
+    (weighted by ``weights`` (G, m) when given)."""
     m = query_mask.shape[1]
     best = segment_max(sims, np.asarray(lengths))[:, :m].float()  # (B, m)
     per_candidate = torch.tensor(list(sizes), device=query_mask.device)
+    if weights is not None:
+        return weighted_mean(best, (weights * query_mask).float().repeat_interleave(per_candidate, dim=0))
     mask = query_mask.repeat_interleave(per_candidate, dim=0)  # (B, m)
     best = best.masked_fill(~mask, 0.0)
     return best.sum(dim=-1) / mask.sum(dim=-1).clamp(min=1)

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from .heads.fixed import FixedHead, maxsim
+from .heads.token_weights import TokenWeightedMaxSim
 from .int8_rows import Int8Rows
 from .packed_maxsim import concatenated_ranges, maxsim_both_ways, maxsim_packed, row_bounds
 from .penalty import ConditionalPenalty
@@ -38,9 +39,13 @@ def run_head(head: nn.Module, dtype: torch.dtype, *inputs: torch.Tensor, **optio
 def query_verdicts(
     head: nn.Module, queries: torch.Tensor, query_mask: torch.Tensor, dtype: torch.dtype = torch.float32
 ) -> dict:
-    """The options a map head needs besides the map: for a head that measures candidates against the query's
-    own text (``needs_query_verdict``, e.g. ``ConditionalPenalty(reference="query")``) ``query_verdict``, its
-    verifier on each query's self-map, (G,) for zero-padded queries (G, m, d) with mask (G, m); else none."""
+    """The options a map head needs besides the map, per query of zero-padded queries (G, m, d) with mask (G, m):
+    for a head that measures candidates against the query's own text (``needs_query_verdict``, e.g.
+    ``ConditionalPenalty(reference="query")``) ``query_verdict`` (G,), its verifier on each query's self-map;
+    for a head that reads the query's states itself (``query_options``, e.g. F1w's token weights) what it
+    returns; else none."""
+    if hasattr(head, "query_options"):
+        return head.query_options(queries, query_mask)
     if not getattr(head, "needs_query_verdict", False):
         return {}
     return {"query_verdict": run_head(head.query_verdict, dtype, similarity_map(queries, queries), query_mask)}
@@ -110,6 +115,10 @@ def score_packed(
     if isinstance(head, FixedHead) and head.fn is maxsim and not head.options:  # F1: no map, no masked passes
         lengths = mask.sum(1).cpu().numpy()
         return maxsim_packed(queries, query_mask, packed, lengths, sizes, dtype=product)
+    if isinstance(head, TokenWeightedMaxSim):  # F1w: the same, a weighted mean over the query's tokens
+        lengths = mask.sum(1).cpu().numpy()
+        weights = head.token_weights(queries.float(), query_mask)
+        return maxsim_packed(queries, query_mask, packed, lengths, sizes, dtype=product, weights=weights)
     if is_gated(head):
         return _gated_packed(head, queries, query_mask, packed, mask, sizes, product, deferred, positions)
     sim = similarity_map_packed(queries, packed, mask, sizes=sizes, dtype=product, query_mask=query_mask)
