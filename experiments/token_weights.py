@@ -244,7 +244,9 @@ def main() -> None:
     stem = f"f1w-mix{args.mix_scifact}" if args.mix_scifact else "f1w"
     for seed, name in chosen.items():  # each seed's chosen head as a Verifier artifact (cv.Verifier(path).reranker())
         if models[name] is not None:
-            training = {**settings, "seed": seed, "chosen": name, "training_queries": sizes[seed]}
+            machine = ("work", "index_dir")  # paths of this machine stay out of the artifact
+            training = {k: v for k, v in settings.items() if k not in machine}
+            training.update(seed=seed, chosen=name, training_queries=sizes[seed])
             folder = work / f"{stem}-s{seed}"
             cv.Verifier.save(folder, encoder, models[name], "F1w", head_config={"dim": encoder.dim}, training=training)
     out = Path(args.out or Path(__file__).parent / "results" / f"token-weights-{args.stage}")

@@ -270,9 +270,17 @@ class WeightedMaxSim(TrainedHeadReranker):
     """F1w: MaxSim with learned query-token weights (``scoring.heads.token_weights``): each query token's best
     cosine counts by a weight read from its own state, so "a" or [SEP] counts less than "dog". ``WeightedMaxSim()``
     loads the weights shipped with the package (trained over a frozen all-MiniLM-L6-v2 on Flickr8k train caption
-    retrieval; ``experiments/token_weights.py``). As fast as ``MaxSim`` from a store."""
+    retrieval; ``experiments/token_weights.py``). From a store it takes MaxSim's fast path (no map), fp32 or int8."""
 
     HEAD = "F1w"
+
+    def __init__(self, verifier=None, *, penalty: dict | bool | None = None, **kwargs):
+        if penalty:  # the penalty reads a verdict from the map alone; F1w needs the query's states too
+            raise ValueError(
+                "WeightedMaxSim scores with its own weighted MaxSim: a conditional penalty needs a verifier head "
+                "(cv.MapVerifier, cv.MapCNN); drop penalty="
+            )
+        super().__init__(verifier, penalty=False, **kwargs)
 
 
 def default_verifier_path(head: str) -> str:

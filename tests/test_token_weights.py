@@ -3,6 +3,7 @@ scores from packed store rows (fp32 and int8) as through the map, and the artifa
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -105,13 +106,63 @@ def test_packaged_default_loads_for_minilm():
     assert isinstance(head, TokenWeightedMaxSim) and head.linear.weight.abs().sum() > 0  # trained, not fresh
 
 
+WORDS = "a the dog cat chases is not on under left right big small red blue man woman tall short science".split()
+RNG = np.random.default_rng(7)
+DOCS = [{"docno": f"d{i}", "text": " ".join(RNG.choice(WORDS, size=int(RNG.integers(3, 14))))} for i in range(20)]
+
+
+def test_store_paths_score_like_the_text_path(tiny_encoder, tmp_path):
+    """From an fp16 store as from text (within fp16 rounding); from an int8 store with int8 products within the
+    quantisation (and really different); every column kept."""
+    saved = cv.Verifier.save(tmp_path / "f1w", tiny_encoder, trained_like(tiny_encoder.dim, 4), "F1w")
+    fp16 = cv.TokenStore(tmp_path / "fp16.tokens").indexer(tiny_encoder, verbose=False).index(DOCS)
+    int8 = cv.TokenStore(tmp_path / "int8.tokens").indexer(tiny_encoder, verbose=False, codec="int8").index(DOCS)
+    inp = pd.DataFrame({"qid": "q", "query": "a big red dog", "docno": [d["docno"] for d in DOCS],
+                        "text": [d["text"] for d in DOCS], "x": 1})  # fmt: skip
+    from_text = cv.WeightedMaxSim(saved, encoder=tiny_encoder)(inp)
+    from_store = cv.WeightedMaxSim(saved, encoder=tiny_encoder, store=fp16)(inp.drop(columns="text"))
+    from_int8 = cv.WeightedMaxSim(saved, encoder=tiny_encoder, store=int8, dtype="int8")(inp.drop(columns="text"))
+    assert list(from_store["docno"]) == list(from_text["docno"]) and "x" in from_int8.columns
+    np.testing.assert_allclose(from_store["score"], from_text["score"], rtol=0, atol=2e-3)
+    np.testing.assert_allclose(from_int8["score"], from_store["score"], rtol=0, atol=0.01)
+    assert not np.array_equal(from_int8["score"], from_store["score"])
+
+
+def test_scores_do_not_depend_on_the_other_queries_of_a_pass():
+    """A query scored alone, and beside a longer query (so padded, with garbage past its length): the same."""
+    queries, query_mask, packed, mask, sizes = ragged_pass(5)
+    head = trained_like(queries.shape[2], 6)
+    garbage = queries.clone()
+    garbage[~query_mask] = 100.0  # padded positions hold anything: they must weigh nothing
+    with torch.inference_mode():
+        together = score_packed(head, garbage, packed, mask, query_mask=query_mask, sizes=sizes)
+        first = score_packed(head, queries[:1, :5], packed, mask[: sizes[0]], sizes=sizes[:1])
+    torch.testing.assert_close(together[: sizes[0]], first, atol=1e-5, rtol=0)
+
+
+def test_a_penalty_is_refused_with_the_fix(tiny_encoder, tmp_path):
+    saved = cv.Verifier.save(tmp_path / "f1w", tiny_encoder, trained_like(tiny_encoder.dim), "F1w")
+    with pytest.raises(ValueError, match="drop penalty="):
+        cv.WeightedMaxSim(saved, encoder=tiny_encoder, penalty={"beta": 1.0, "tau": 0.5})
+
+
 @pytest.mark.integration
-def test_weighted_maxsim_reranks_with_the_packaged_weights(minilm):
+def test_packaged_weights_weigh_content_words_above_function_words(minilm):
+    """The trained weights: [CLS] / [SEP] count least, "dog" more than "a"; and the reranker ranks by them."""
     reranker = cv.WeightedMaxSim(encoder=minilm)
+    query = "a dog running on the beach"
+    tokens = minilm.model.tokenizer.convert_ids_to_tokens(minilm.model.tokenizer(query)["input_ids"])
+    states = minilm.encode([query]).token_states[0].float()
+    with torch.inference_mode():
+        weights = dict(
+            zip(tokens, reranker.head.token_weights(states[None], torch.ones(1, len(tokens), dtype=bool))[0])
+        )
+    assert max(weights["[CLS]"], weights["[SEP]"]) < min(w for t, w in weights.items() if t not in ("[CLS]", "[SEP]"))
+    assert weights["dog"] > 1.5 * weights["a"]
     frame = pd.DataFrame(
         {
             "qid": ["q"] * 2,
-            "query": ["a dog running on the beach"] * 2,
+            "query": [query] * 2,
             "docno": ["a", "b"],
             "text": ["A brown dog runs along the sand by the sea.", "A man reads a newspaper on a bench."],
         }

@@ -44,11 +44,11 @@ def query_verdicts(
     ``ConditionalPenalty(reference="query")``) ``query_verdict`` (G,), its verifier on each query's self-map;
     for a head that reads the query's states itself (``query_options``, e.g. F1w's token weights) what it
     returns; else none."""
-    if hasattr(head, "query_options"):
-        return head.query_options(queries, query_mask)
-    if not getattr(head, "needs_query_verdict", False):
-        return {}
-    return {"query_verdict": run_head(head.query_verdict, dtype, similarity_map(queries, queries), query_mask)}
+    options = head.query_options(queries, query_mask) if hasattr(head, "query_options") else {}
+    if getattr(head, "needs_query_verdict", False):
+        self_maps = similarity_map(queries, queries)
+        options["query_verdict"] = run_head(head.query_verdict, dtype, self_maps, query_mask)
+    return options
 
 
 def _per_row(options: dict, repeats: torch.Tensor | int) -> dict:
