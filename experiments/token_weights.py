@@ -131,7 +131,7 @@ def training_data(args, encoder: cv.TokenEncoder, work: Path, index_dir: Path) -
 def train(data, args, dim: int) -> list[dict]:
     """Train an F1w head; the state after each epoch (list of state dicts, epoch 0 = plain MaxSim)."""
     torch.manual_seed(args.seed)
-    model = TokenWeightedMaxSim(dim)
+    model = TokenWeightedMaxSim(dim, args.hidden)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     states = [{k: v.clone() for k, v in model.state_dict().items()}]
     for epoch in range(1, args.epochs + 1):
@@ -214,6 +214,7 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=1e-2)
     parser.add_argument("--tau", type=float, default=0.02)
     parser.add_argument("--l2", type=float, default=0.0)
+    parser.add_argument("--hidden", type=int, default=0, help="F1w's weight model: 0 linear, N a hidden layer of N")
     parser.add_argument("--mix-scifact", type=int, default=0, help="repeat the 509 SciFact train mix queries N times")
     parser.add_argument("--work", default="runs/token-weights")
     parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR / "capretrieval-best"))
@@ -231,7 +232,7 @@ def main() -> None:
         data = training_data(args, encoder, work, index_dir)
         sizes[seed] = len(data)
         for epoch, state in enumerate(train(data, args, data[0][0].shape[1])[1:], start=1):
-            model = TokenWeightedMaxSim(data[0][0].shape[1])
+            model = TokenWeightedMaxSim(data[0][0].shape[1], args.hidden)
             model.load_state_dict(state)
             models[f"s{seed} epoch {epoch}"] = model.eval()
     rows = []
@@ -241,14 +242,16 @@ def main() -> None:
     dev = dev[DEVS].reset_index()
     chosen = {seed: choose(dev, seed) for seed in seeds}
     settings = {k: v for k, v in vars(args).items() if k not in ("out", "stage", "seed")}
-    stem = f"f1w-mix{args.mix_scifact}" if args.mix_scifact else "f1w"
+    stem = "f1w" + (f"-mix{args.mix_scifact}" if args.mix_scifact else "") + (f"-h{args.hidden}" if args.hidden else "")
+    stem += f"-i{args.images}" if args.images != 2000 else ""
     for seed, name in chosen.items():  # each seed's chosen head as a Verifier artifact (cv.Verifier(path).reranker())
         if models[name] is not None:
             machine = ("work", "index_dir")  # paths of this machine stay out of the artifact
             training = {k: v for k, v in settings.items() if k not in machine}
             training.update(seed=seed, chosen=name, training_queries=sizes[seed])
             folder = work / f"{stem}-s{seed}"
-            cv.Verifier.save(folder, encoder, models[name], "F1w", head_config={"dim": encoder.dim}, training=training)
+            config = {"dim": encoder.dim, **({"hidden": args.hidden} if args.hidden else {})}
+            cv.Verifier.save(folder, encoder, models[name], "F1w", head_config=config, training=training)
     out = Path(args.out or Path(__file__).parent / "results" / f"token-weights-{args.stage}")
     parts = [dev.to_markdown(index=False), "", f"Chosen per seed on dev (dense pool; best dev:flickr8k within "
              f"{MARGIN} of plain MaxSim on dev:scifact-train): {chosen}."]  # fmt: skip

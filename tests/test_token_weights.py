@@ -23,7 +23,8 @@ def trained_like(dim: int, seed: int = 0) -> TokenWeightedMaxSim:
     return head.eval()
 
 
-def test_fresh_head_is_maxsim():
+@pytest.mark.parametrize("hidden", [0, 8])
+def test_fresh_head_is_maxsim(hidden):
     g = torch.Generator().manual_seed(0)
     query, cand = (
         torch.nn.functional.normalize(torch.randn(6, 16, generator=g), dim=-1),
@@ -31,7 +32,7 @@ def test_fresh_head_is_maxsim():
     )
     cand_mask = torch.arange(9)[None] < torch.tensor([9, 3, 5, 1])[:, None]
     with torch.inference_mode():
-        fresh = score_candidates(build_head("F1w", dim=16), query, cand, cand_mask)
+        fresh = score_candidates(build_head("F1w", dim=16, hidden=hidden), query, cand, cand_mask)
     reference = maxsim(similarity_map(query, cand), torch.ones(6, dtype=torch.bool), cand_mask)
     torch.testing.assert_close(fresh, reference)
 
