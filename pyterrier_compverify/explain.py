@@ -121,7 +121,8 @@ def explain(reranker: TokenReranker, query: str, text: str) -> Explanation:
         if isinstance(head, ConditionalPenalty):
             options = query_verdicts(head, q[None], query_mask[None])  # v(q, q) where the form needs it
             _, verdict, penalty = head.components(sim, query_mask, cand_mask, **options)
-        elif any(True for _ in head.parameters()):  # a learned head alone: its score is its verdict
+        elif any(True for _ in head.parameters()) and not hasattr(head, "token_weights"):
+            # a learned verifier alone: its score is its verdict (F1w's score is a weighted MaxSim, not a verdict)
             verdict = score
     sim_np = sim[0].float().cpu().numpy()
     return Explanation(

@@ -170,3 +170,16 @@ def test_packaged_weights_weigh_content_words_above_function_words(minilm):
     )
     out = reranker(frame).sort_values("rank")
     assert list(out["docno"]) == ["a", "b"]
+
+
+def test_explain_shows_the_weighted_score_without_a_verdict(tiny_encoder, tmp_path):
+    from pyterrier_compverify.explain import explain
+
+    saved = cv.Verifier.save(tmp_path / "f1w", tiny_encoder, trained_like(tiny_encoder.dim, 8), "F1w")
+    reranker = cv.WeightedMaxSim(saved, encoder=tiny_encoder)
+    shown = explain(reranker, "a big red dog", "the red dog is big")
+    served = reranker(
+        pd.DataFrame({"qid": ["q"], "query": ["a big red dog"], "docno": ["d"], "text": ["the red dog is big"]})
+    )
+    assert shown.verdict is None and shown.score == pytest.approx(float(served["score"].iloc[0]), abs=1e-5)
+    assert shown.score != pytest.approx(shown.maxsim, abs=1e-6)  # the weights moved it off plain MaxSim
