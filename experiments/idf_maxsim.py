@@ -53,9 +53,10 @@ def document_frequencies(tokenizer, texts: list[str], max_length: int) -> tuple[
 def row_maxima(frame: pd.DataFrame, store: cv.TokenStore) -> list[np.ndarray]:
     """For each row, (m,) best cosine of every query token (states from ``query_toks``) with the document."""
     out = [None] * len(frame)
+    docnos, query_toks = frame["docno"].to_numpy(dtype=object), frame["query_toks"].to_numpy()  # once, not per query
     for _, rows in frame.groupby("qid", sort=False).indices.items():
-        q = frame["query_toks"].iat[rows[0]].states.float()
-        docs = store.token_states(frame["docno"].to_numpy()[rows].tolist())
+        q = query_toks[rows[0]].states.float()
+        docs = store.token_states(docnos[rows].tolist())
         lengths = [len(d) for d in docs]
         padded = torch.zeros(len(docs), max(lengths), q.shape[1])
         for i, d in enumerate(docs):
