@@ -22,8 +22,9 @@ def run_explain(
     max_length: int | None = None,
     device: str | None = None,
 ) -> list:
-    """Explain ``reranker``'s score of each text against ``query`` (``maxsim``, ``mapverifier``, ``mapcnn`` or a
-    trained verifier folder); print each explanation and, with ``out``, draw them side by side into that file."""
+    """Explain ``reranker``'s score of each text against ``query`` (``maxsim``, ``mapverifier``, ``mapcnn``,
+    ``weightedmaxsim`` or a trained verifier folder); print each explanation and, with ``out``, draw them side by
+    side into that file."""
     from .evaluate import check_rerankers
     from .explain import plot_explanations, require_matplotlib
 
@@ -56,7 +57,8 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--reranker",
         default="mapverifier",
-        help="maxsim, mapverifier, mapcnn (the packaged weights) or a trained verifier folder (default %(default)s)",
+        help="maxsim, mapverifier, mapcnn, weightedmaxsim (the packaged weights) or a trained verifier folder "
+        "(default %(default)s)",
     )
     parser.add_argument("--out", default=None, help="draw the maps into this file (.png, .pdf, .svg; needs matplotlib)")
     parser.add_argument("--max-length", type=int, default=None, help="encoder max length in tokens (default 128)")
