@@ -26,12 +26,13 @@ from pathlib import Path
 import ir_measures
 import numpy as np
 import pandas as pd
-import torch
 from ir_measures import nDCG
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices
 from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.scoring import pad_token_states, similarity_map
+from pyterrier_compverify.scoring.heads.fixed import row_max
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from capretrieval_best import DEVS, TESTS, task  # noqa: E402
@@ -56,14 +57,8 @@ def row_maxima(frame: pd.DataFrame, store: cv.TokenStore) -> list[np.ndarray]:
     docnos, query_toks = frame["docno"].to_numpy(dtype=object), frame["query_toks"].to_numpy()  # once, not per query
     for _, rows in frame.groupby("qid", sort=False).indices.items():
         q = query_toks[rows[0]].states.float()
-        docs = store.token_states(docnos[rows].tolist())
-        lengths = [len(d) for d in docs]
-        padded = torch.zeros(len(docs), max(lengths), q.shape[1])
-        for i, d in enumerate(docs):
-            padded[i, : len(d)] = torch.from_numpy(np.asarray(d, dtype=np.float32))
-        mask = torch.arange(max(lengths))[None] < torch.tensor(lengths)[:, None]
-        sims = torch.einsum("md,bld->bml", q, padded).masked_fill(~mask[:, None, :], -torch.inf)
-        for i, best in zip(rows, sims.amax(-1).numpy()):
+        cand, mask = pad_token_states(store.token_states(docnos[rows].tolist()))
+        for i, best in zip(rows, row_max(similarity_map(q, cand), mask).numpy()):
             out[i] = best
     return out
 

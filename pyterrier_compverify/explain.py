@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from .scoring import ConditionalPenalty, maxsim, pad_token_states, score_candidates, similarity_map
+from .scoring.heads.token_weights import TokenWeightedMaxSim
 from .scoring.pairs import query_verdicts
 
 if TYPE_CHECKING:
@@ -121,7 +122,7 @@ def explain(reranker: TokenReranker, query: str, text: str) -> Explanation:
         if isinstance(head, ConditionalPenalty):
             options = query_verdicts(head, q[None], query_mask[None])  # v(q, q) where the form needs it
             _, verdict, penalty = head.components(sim, query_mask, cand_mask, **options)
-        elif any(True for _ in head.parameters()) and not hasattr(head, "token_weights"):
+        elif any(True for _ in head.parameters()) and not isinstance(head, TokenWeightedMaxSim):
             # a learned verifier alone: its score is its verdict (F1w's score is a weighted MaxSim, not a verdict)
             verdict = score
     sim_np = sim[0].float().cpu().numpy()

@@ -169,8 +169,5 @@ def _maxsim_of_products(
     m = query_mask.shape[1]
     best = segment_max(sims, np.asarray(lengths))[:, :m].float()  # (B, m)
     per_candidate = torch.tensor(list(sizes), device=query_mask.device)
-    if weights is not None:
-        return weighted_mean(best, (weights * query_mask).float().repeat_interleave(per_candidate, dim=0))
-    mask = query_mask.repeat_interleave(per_candidate, dim=0)  # (B, m)
-    best = best.masked_fill(~mask, 0.0)
-    return best.sum(dim=-1) / mask.sum(dim=-1).clamp(min=1)
+    weights = query_mask if weights is None else weights * query_mask  # plain MaxSim: weight 1 per real token
+    return weighted_mean(best, weights.float().repeat_interleave(per_candidate, dim=0))  # (B, m) -> (B,)

@@ -112,12 +112,10 @@ def score_packed(
         return run_head(head, dtype, cand_query, cand_query_mask, cand, mask)
     reduced = dtype != torch.float32 and not isinstance(packed, Int8Rows)
     product = reduced_product_dtype(packed.dtype, query.device) if reduced else torch.float32
-    if isinstance(head, FixedHead) and head.fn is maxsim and not head.options:  # F1: no map, no masked passes
+    weighted = isinstance(head, TokenWeightedMaxSim)  # F1w: F1 with a weighted mean over the query's tokens
+    if weighted or (isinstance(head, FixedHead) and head.fn is maxsim and not head.options):  # no map, no masks
+        weights = head.token_weights(queries, query_mask) if weighted else None
         lengths = mask.sum(1).cpu().numpy()
-        return maxsim_packed(queries, query_mask, packed, lengths, sizes, dtype=product)
-    if isinstance(head, TokenWeightedMaxSim):  # F1w: the same, a weighted mean over the query's tokens
-        lengths = mask.sum(1).cpu().numpy()
-        weights = head.token_weights(queries.float(), query_mask)
         return maxsim_packed(queries, query_mask, packed, lengths, sizes, dtype=product, weights=weights)
     if is_gated(head):
         return _gated_packed(head, queries, query_mask, packed, mask, sizes, product, deferred, positions)

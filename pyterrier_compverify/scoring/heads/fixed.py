@@ -14,6 +14,12 @@ from ..registry import HeadSpec, register_head
 from ..simmap import batch_mask
 
 
+def row_max(sim: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor:
+    """sim (B, m, n), cand_mask (B, n) -> (B, m) each query token's best cosine over the real candidate tokens
+    (padded cells set to -inf first, never multiplied by zero)."""
+    return sim.masked_fill(~cand_mask[:, None, :], float("-inf")).amax(dim=-1)
+
+
 def maxsim(sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor:
     """F1 MaxSim: mean over real query tokens of the max over real candidate tokens.
 
@@ -25,8 +31,7 @@ def maxsim(sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor)
     0.05
     """
     query_mask = batch_mask(query_mask, sim.shape[0])
-    best = sim.masked_fill(~cand_mask[:, None, :], float("-inf")).amax(dim=-1)
-    best = best.masked_fill(~query_mask, 0.0)
+    best = row_max(sim, cand_mask).masked_fill(~query_mask, 0.0)
     return best.sum(dim=-1) / query_mask.sum(dim=-1).clamp(min=1)
 
 

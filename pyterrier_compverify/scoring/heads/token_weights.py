@@ -17,6 +17,7 @@ from torch import nn
 from ..packed_maxsim import weighted_mean
 from ..registry import HeadSpec, register_head
 from ..simmap import batch_mask
+from .fixed import row_max
 
 
 class TokenWeightedMaxSim(nn.Module):
@@ -48,7 +49,7 @@ class TokenWeightedMaxSim(nn.Module):
         self, sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor, *, query_weights: torch.Tensor
     ) -> torch.Tensor:
         query_mask = batch_mask(query_mask, sim.shape[0])
-        best = sim.masked_fill(~cand_mask[:, None, :], float("-inf")).amax(dim=-1)
+        best = row_max(sim, cand_mask)
         return weighted_mean(best, query_weights.to(best.dtype) * query_mask)
 
 
