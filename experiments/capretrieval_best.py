@@ -136,7 +136,7 @@ def fine_tune(seed: int, args, work: Path) -> str:
         return str(work / name / "final")
     rows = flickr_rows(args, work)
     if not args.mix_scifact:
-        train_args = Namespace(seed=seed, batch_size=32, lr=args.lr, bf16=True, device=None)
+        train_args = Namespace(seed=seed, batch_size=32, lr=args.lr, bf16=not args.fp32, device=None)
         return cr.train(name, rows, work, train_args, args.steps)[0]
     # SciFact train queries (the non-dev part) -> their abstracts, repeated to be about mix_scifact of the rows seen
     from pyterrier_compverify.querygen import validation_split
@@ -153,7 +153,7 @@ def fine_tune(seed: int, args, work: Path) -> str:
     mixed = pd.concat([caption_part, *[sci] * repeats], ignore_index=True).sample(frac=1.0, random_state=seed)
     config = EncoderTrainingConfig(
         steps=args.steps, batch_size=32, lr=args.lr, weight_decay=0.1, scale=100.0, seed=seed, save_steps=50,
-        no_duplicates=True, bf16=True,
+        no_duplicates=True, bf16=not args.fp32,
     )  # fmt: skip
     started = time.time()
     train_encoder(mixed, work / name, config=config)
@@ -368,14 +368,16 @@ def select(args, work: Path, tuned: dict[float, str]) -> tuple[dict, pd.DataFram
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
-        "--stage", choices=["dev", "test"], default="test", help="dev: choose settings on dev only; test: evaluate too"
-    )
+        "--stage", choices=["tune", "dev", "test"], default="test",
+        help="tune: only fine-tune the seeds' encoders; dev: choose settings on dev only; test: evaluate too",
+    )  # fmt: skip
     parser.add_argument("--seeds", default="42,43,44")
     parser.add_argument("--select-seed", type=int, default=42, help="the seed whose dev runs choose the settings")
     parser.add_argument("--alphas", default="0.5,0.75,1.0", help="WiSE-FT alphas tried on dev")
     parser.add_argument("--steps", type=int, default=400)
     parser.add_argument("--lr", type=float, default=2e-5)
     parser.add_argument("--mix-scifact", type=float, default=0.0, help="share of SciFact train rows in training")
+    parser.add_argument("--fp32", action="store_true", help="train in fp32 (bf16 is slower on CPUs without AMX)")
     parser.add_argument("--dev-margin", type=float, default=0.005)
     parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR / "capretrieval-best"))
     parser.add_argument("--work", default=str(DEFAULT_INDEX_DIR / "capretrieval-finetune"))
@@ -387,6 +389,10 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     seeds = [int(s) for s in args.seeds.split(",")]
 
+    if args.stage == "tune":
+        for seed in seeds:
+            print(f"seed {seed}: {fine_tune(seed, args, work)}, {time.time() - started:.0f} s", flush=True)
+        return
     tuned = {a: wise(fine_tune(args.select_seed, args, work), a, work) for a in map(float, args.alphas.split(","))}
     choice, dev_table = select(args, work, tuned)
     print("dev choice:", choice, "\n", dev_table.to_markdown(index=False), flush=True)

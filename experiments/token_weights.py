@@ -35,6 +35,7 @@ import torch
 from ir_measures import nDCG
 
 import pyterrier_compverify as cv
+from pyterrier_compverify.encoder import DEFAULT_MODEL
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, bm25_pipeline, build_indices
 from pyterrier_compverify.reporting import write_table
 from pyterrier_compverify.scoring.heads.token_weights import TokenWeightedMaxSim
@@ -75,7 +76,8 @@ def flickr_training_data(args, encoder: cv.TokenEncoder, work: Path) -> list:
     from pyterrier_compverify.datasets.flickr8k import flickr8k_captions
     from pyterrier_compverify.querygen import KeywordQueries
 
-    cache = work / f"train-{args.images}-{args.depth}-s{args.seed}.pt"
+    tuned = f"-{encoder.fingerprint}" if args.model else ""  # another encoder, other states
+    cache = work / f"train-{args.images}-{args.depth}-s{args.seed}{tuned}.pt"
     if cache.exists():
         return torch.load(cache)
     captions = flickr8k_captions("train")
@@ -216,16 +218,21 @@ def main() -> None:
     parser.add_argument("--l2", type=float, default=0.0)
     parser.add_argument("--hidden", type=int, default=0, help="F1w's weight model: 0 linear, N a hidden layer of N")
     parser.add_argument("--mix-scifact", type=int, default=0, help="repeat the 509 SciFact train mix queries N times")
+    parser.add_argument("--model", default=None, help="the frozen encoder (default all-MiniLM-L6-v2); {seed} is filled")
+    parser.add_argument("--tag", default="", help="a name part of the saved heads, e.g. 'tuned' for another --model")
     parser.add_argument("--work", default="runs/token-weights")
     parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR / "capretrieval-best"))
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     started = time.time()
     cv.setup_local_data()
-    encoder = cv.TokenEncoder(max_length=128, batch_size=32, verbose=False)
+    seeds = [int(x) for x in args.seeds.split(",")]
+    if args.model and "{seed}" in args.model and len(seeds) > 1:
+        parser.error("a per-seed --model takes one seed per run")
+    model_path = args.model.format(seed=seeds[0]) if args.model else None
+    encoder = cv.TokenEncoder(model_path or DEFAULT_MODEL, max_length=128, batch_size=32, verbose=False)
     work, index_dir = Path(args.work), Path(args.index_dir)
     work.mkdir(parents=True, exist_ok=True)
-    seeds = [int(x) for x in args.seeds.split(",")]
     models, sizes = {"MaxSim": None}, {}
     for seed in seeds:
         args.seed = seed
@@ -242,11 +249,16 @@ def main() -> None:
     dev = dev[DEVS].reset_index()
     chosen = {seed: choose(dev, seed) for seed in seeds}
     settings = {k: v for k, v in vars(args).items() if k not in ("out", "stage", "seed")}
-    stem = "f1w" + (f"-mix{args.mix_scifact}" if args.mix_scifact else "") + (f"-h{args.hidden}" if args.hidden else "")
+    stem = (
+        "f1w"
+        + (f"-{args.tag}" if args.tag else "")
+        + (f"-mix{args.mix_scifact}" if args.mix_scifact else "")
+        + (f"-h{args.hidden}" if args.hidden else "")
+    )
     stem += f"-i{args.images}" if args.images != 2000 else ""
     for seed, name in chosen.items():  # each seed's chosen head as a Verifier artifact (cv.Verifier(path).reranker())
         if models[name] is not None:
-            machine = ("work", "index_dir")  # paths of this machine stay out of the artifact
+            machine = ("work", "index_dir", "model")  # paths of this machine stay out of the artifact
             training = {k: v for k, v in settings.items() if k not in machine}
             training.update(seed=seed, chosen=name, training_queries=sizes[seed])
             folder = work / f"{stem}-s{seed}"
