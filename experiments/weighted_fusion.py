@@ -158,7 +158,7 @@ def main() -> None:
     parser.add_argument("--cache", help="a pickle of the features: read when it exists, else written")
     parser.add_argument("--tuned", help="the caption-tuned encoder of each seed ({seed}), whose signals are tried")
     parser.add_argument("--tuned-heads", help="F1w heads over the tuned encoders ({seed})")
-    parser.add_argument("--tuned-cache", help="a pickle of the tuned encoders' features")
+    parser.add_argument("--tuned-cache", help="a pickle per seed ({seed}) of its tuned encoder's features")
     parser.add_argument("--heads", default="runs/token-weights/f1w-s{seed}")
     parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR / "capretrieval-best"))
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "weighted-fusion"))
@@ -173,7 +173,8 @@ def main() -> None:
     cache = Path(args.cache) if args.cache else None
     if cache is not None and cache.exists():
         data = pickle.loads(cache.read_bytes())
-        assert data["key"] == [heads, max(depths)], f"{cache} holds other features: {data['key']}"
+        held, depth = data["key"]
+        assert depth == max(depths) and heads.items() <= held.items(), f"{cache} holds other features: {data['key']}"
     else:
         data = {"key": [heads, max(depths)]}
         for name in DEVS + TESTS:
@@ -184,20 +185,22 @@ def main() -> None:
     if args.tuned:
         tuned = {seed: (args.tuned.format(seed=seed), args.tuned_heads.format(seed=seed) if args.tuned_heads else None)
                  for seed in seeds}  # fmt: skip
-        tuned_cache = Path(args.tuned_cache) if args.tuned_cache else None
-        if tuned_cache is not None and tuned_cache.exists():
-            extra = pickle.loads(tuned_cache.read_bytes())
-            assert extra["key"] == [tuned, max(depths)], f"{tuned_cache} holds other features: {extra['key']}"
-        else:
-            extra = {"key": [tuned, max(depths)]}
+        for seed in seeds:  # one cache per seed: the signals of one tuned encoder
+            key = [tuned[seed], max(depths)]
+            path = Path(args.tuned_cache.format(seed=seed)) if args.tuned_cache else None
+            if path is not None and path.exists():
+                extra = pickle.loads(path.read_bytes())
+                assert extra["key"] == key, f"{path} holds other features: {extra['key']}"
+            else:
+                extra = {"key": key}
+                for name in DEVS + TESTS:
+                    extra[name] = tuned_features(name, data[name][0], {seed: tuned[seed]}, index_dir)
+                    print(f"{name}: seed {seed}'s tuned signals, {time.time() - started:.0f} s", flush=True)
+                if path is not None:
+                    path.write_bytes(pickle.dumps(extra))
             for name in DEVS + TESTS:
-                extra[name] = tuned_features(name, data[name][0], tuned, index_dir)
-                print(f"{name}: tuned signals, {time.time() - started:.0f} s", flush=True)
-            if tuned_cache is not None:
-                tuned_cache.write_bytes(pickle.dumps(extra))
-        for name in DEVS + TESTS:
-            frame, qrels, vectors = data[name]
-            data[name] = (frame.merge(extra[name], on=["qid", "docno"], how="left"), qrels, vectors)
+                frame, qrels, vectors = data[name]
+                data[name] = (frame.merge(extra[name], on=["qid", "docno"], how="left"), qrels, vectors)
     frame, qrels, _ = data["dev:scifact-train"]
     floor = ndcg(at_depth(frame, 100), qrels, {"maxsim": 1.0}) - MARGIN
 
