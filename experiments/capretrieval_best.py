@@ -131,8 +131,11 @@ def flickr_rows(args, work: Path) -> pd.DataFrame:
 def fine_tune(seed: int, args, work: Path) -> str:
     """The Flickr8k SM+KW encoder of one seed (plus SciFact train rows with ``--mix-scifact``); its path."""
     mix = f"-mix{args.mix_scifact}" if args.mix_scifact else ""
-    name = "ID-flickr8k-SM+KW" if seed == 42 and not mix else f"ID-flickr8k-SM+KW{mix}-seed{seed}"
+    name = f"ID-flickr8k-SM+KW{mix}-seed{seed}"
     if (work / name / "run.json").exists():
+        made = json.loads((work / name / "compverify_run.json").read_text())["config"]
+        if made["bf16"] == args.fp32 or made["steps"] != args.steps or made["lr"] != args.lr:
+            raise SystemExit(f"{work / name} was trained with {made}: move it away or pass its settings")
         return str(work / name / "final")
     rows = flickr_rows(args, work)
     if not args.mix_scifact:

@@ -43,7 +43,6 @@ from capretrieval_best import DEVS, TESTS, task  # noqa: E402
 from idf_maxsim import TREC  # noqa: E402
 
 MARGIN = 0.005
-SIGNALS = ("wmaxsim", "maxsim", "dense", "bm25")
 SEEDED = ("wmaxsim", "wmaxsim_tuned", "maxsim_tuned", "dense_tuned")
 TUNED_GRID = {"maxsim_tuned": (0.0, 0.5, 1.0), "dense_tuned": (0.0, 0.25), "wmaxsim_tuned": (0.0, 0.5, 1.0)}
 PRF_K = (3, 5, 10)
@@ -73,9 +72,14 @@ def features(task_name: str, encoder: cv.TokenEncoder, heads: dict, index_dir: P
         **weighted,
         "maxsim": cv.MaxSim(encoder, store=indices.store),
         "dense": cv.PooledCosine(encoder, store=indices.store),
-        "bm25": bm25_pipeline(indices.pisa, num_results=1000, language=indices.language),
     }  # fmt: skip
-    frame = ScoreFusion(scorers, weights={}, retrievers=("bm25",)).features(pool)
+    frame = ScoreFusion(scorers, weights={}).features(pool)
+    # BM25 as a retriever (top 1000): a candidate it did not return stays NaN here and gets the query's lowest BM25
+    # score over the pool it is ranked in (at_depth), as cv.ScoreFusion(retrievers=("bm25",)) does
+    bm25_scores = bm25_pipeline(indices.pisa, num_results=1000, language=indices.language)(topics)
+    frame = frame.merge(
+        bm25_scores[["qid", "docno", "score"]].rename(columns={"score": "bm25"}), on=["qid", "docno"], how="left"
+    )
     lookup, vectors = indices.flex.payload(return_dvecs=False)[0], indices.flex.np_vecs()
     frame["vec_row"] = lookup.inv[frame["docno"].tolist()]
     return frame, qrels.rename(columns={**TREC, "label": "relevance"}), np.asarray(vectors, dtype=np.float32)
@@ -122,8 +126,18 @@ def with_feedback(frame: pd.DataFrame, vectors: np.ndarray, first: dict, k: int)
 
 
 def at_depth(frame: pd.DataFrame, depth: int) -> pd.DataFrame:
-    """The candidates of dense top ``depth`` | BM25 top ``depth`` (ranks count from 0)."""
-    return frame[(frame["dense_rank"] < depth) | (frame["bm25_rank"] < depth)]
+    """The candidates of dense top ``depth`` | BM25 top ``depth`` (ranks count from 0); a candidate BM25 did not
+    retrieve gets the query's lowest BM25 score in this pool (0 when BM25 scored none of it)."""
+    cut = frame[(frame["dense_rank"] < depth) | (frame["bm25_rank"] < depth)]
+    floor = cut.groupby("qid")["bm25"].transform("min").fillna(0.0)
+    return cut.assign(bm25=cut["bm25"].fillna(floor))
+
+
+def top10(run: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a ranked frame that nDCG@10 can read: each query's top 10 and any row tied with its 10th score
+    (ir_measures breaks ties by docno, not by our row order)."""
+    tenth = run[run["rank"] == 9].set_index("qid")["score"]
+    return run[run["score"] >= run["qid"].map(tenth).fillna(-np.inf)]
 
 
 def ranking(
@@ -145,8 +159,7 @@ def ranking(
 
 
 def ndcg(frame: pd.DataFrame, qrels: pd.DataFrame, weights: dict | None = None) -> float:
-    run = fuse(frame, weights) if weights is not None else frame
-    run = run[run["rank"] < 10][["qid", "docno", "score"]].rename(columns=TREC)  # nDCG@10 reads the top 10 only
+    run = top10(fuse(frame, weights) if weights is not None else frame)[["qid", "docno", "score"]].rename(columns=TREC)
     return float(ir_measures.calc_aggregate([nDCG @ 10], qrels, run)[nDCG @ 10])
 
 
@@ -173,10 +186,11 @@ def main() -> None:
     cache = Path(args.cache) if args.cache else None
     if cache is not None and cache.exists():
         data = pickle.loads(cache.read_bytes())
-        held, depth = data["key"]
-        assert depth == max(depths) and heads.items() <= held.items(), f"{cache} holds other features: {data['key']}"
+        held, depth, where = data["key"]
+        fits = depth == max(depths) and heads.items() <= held.items() and where == [str(index_dir), encoder.fingerprint]
+        assert fits, f"{cache} holds other features: {data['key']}"
     else:
-        data = {"key": [heads, max(depths)]}
+        data = {"key": [heads, max(depths), [str(index_dir), encoder.fingerprint]]}
         for name in DEVS + TESTS:
             data[name] = features(name, encoder, heads, index_dir, depth=max(depths))
             print(f"{name}: {len(data[name][0])} rows, {time.time() - started:.0f} s", flush=True)
@@ -212,11 +226,13 @@ def main() -> None:
             row = dict(setting)
             for name in DEVS:
                 frame, qrels, vectors = data[name]
-                row[name] = round(ndcg(ranking(frame, vectors, **seeded(setting, args.select_seed)), qrels), 4)
+                row[name] = ndcg(ranking(frame, vectors, **seeded(setting, args.select_seed)), qrels)
             rows.append(row)
         table = pd.DataFrame(rows)
         allowed = table[table["dev:scifact-train"] >= floor]
-        return table, settings[int(allowed["dev:flickr8k"].idxmax())]
+        if allowed.empty:
+            raise SystemExit(f"no setting keeps dev:scifact-train within {MARGIN} of MaxSim ({floor + MARGIN:.4f})")
+        return table.round(4), settings[int(allowed["dev:flickr8k"].idxmax())]
 
     grid = [{"depth": d, "wmaxsim": 1.0, **dict(zip(GRID, values))}
             for d in depths for values in itertools.product(*GRID.values())]  # fmt: skip
@@ -248,7 +264,7 @@ def main() -> None:
             for name in DEVS + TESTS:
                 frame, qrels, vectors = data[name]
                 run = ranking(frame, vectors, **seeded(setting, seed))
-                run = run[run["rank"] < 10][["qid", "docno", "score"]].rename(columns=TREC)
+                run = top10(run)[["qid", "docno", "score"]].rename(columns=TREC)
                 per_query = {m.query_id: m.value for m in ir_measures.iter_calc([nDCG @ 10], qrels, run)}
                 runs.append({"seed": seed, "system": system, "task": name,
                              "nDCG@10": float(np.mean(list(per_query.values())))})  # fmt: skip
@@ -258,7 +274,9 @@ def main() -> None:
                                          "qid": qid, "nDCG@10": value})  # fmt: skip
     runs = pd.DataFrame(runs)
     summary = runs.groupby(["system", "task"], sort=False)["nDCG@10"].agg(["mean", "std"]).reset_index()
-    summary["cell"] = [f"{m:.4f} ± {s:.4f}" for m, s in zip(summary["mean"], summary["std"])]
+    summary["cell"] = [
+        f"{m:.4f}" + (f" ± {s:.4f}" if len(seeds) > 1 else "") for m, s in zip(summary["mean"], summary["std"])
+    ]
     table = summary.pivot(index="system", columns="task", values="cell")[DEVS + TESTS]
     table = table.loc[list(systems)].reset_index()
     per_type = pd.DataFrame(per_type)
