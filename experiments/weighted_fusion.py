@@ -34,7 +34,7 @@ from ir_measures import nDCG
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets.capretrieval import query_types
-from pyterrier_compverify.fusion import ScoreFusion, fuse
+from pyterrier_compverify.fusion import ScoreFusion, fill_unretrieved, fuse
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, bm25_pipeline, build_indices
 from pyterrier_compverify.reporting import write_table
 
@@ -58,9 +58,11 @@ def features(task_name: str, encoder: cv.TokenEncoder, heads: dict, index_dir: P
     indices = build_indices(collection, encoder, index_dir, verbose=False)
     indices.flex.verbose = False
     dense = encoder.query_encoder() >> indices.flex.retriever(num_results=depth, drop_query_vec=True)
-    bm25 = bm25_pipeline(indices.pisa, num_results=depth, language=indices.language)
-    firsts = [stage(topics)[["qid", "docno", "rank"]].rename(columns={"rank": f"{name}_rank"})
-              for name, stage in (("dense", dense), ("bm25", bm25))]  # fmt: skip
+    # BM25 as a retriever (top 1000): its top ``depth`` joins the pool, and its scores are a signal; a candidate it
+    # did not return stays NaN here and is filled over the pool it is ranked in (at_depth)
+    bm25 = bm25_pipeline(indices.pisa, num_results=1000, language=indices.language)(topics)
+    firsts = [ranked[ranked["rank"] < depth][["qid", "docno", "rank"]].rename(columns={"rank": f"{name}_rank"})
+              for name, ranked in (("dense", dense(topics)), ("bm25", bm25))]  # fmt: skip
     pool = firsts[0].merge(firsts[1], on=["qid", "docno"], how="outer")
     pool = pool.fillna({"dense_rank": depth, "bm25_rank": depth})
     pool = pool.merge(topics[["qid", "query"]], on="qid").assign(score=0.0, rank=0)
@@ -74,12 +76,8 @@ def features(task_name: str, encoder: cv.TokenEncoder, heads: dict, index_dir: P
         "dense": cv.PooledCosine(encoder, store=indices.store),
     }  # fmt: skip
     frame = ScoreFusion(scorers, weights={}).features(pool)
-    # BM25 as a retriever (top 1000): a candidate it did not return stays NaN here and gets the query's lowest BM25
-    # score over the pool it is ranked in (at_depth), as cv.ScoreFusion(retrievers=("bm25",)) does
-    bm25_scores = bm25_pipeline(indices.pisa, num_results=1000, language=indices.language)(topics)
-    frame = frame.merge(
-        bm25_scores[["qid", "docno", "score"]].rename(columns={"score": "bm25"}), on=["qid", "docno"], how="left"
-    )
+    bm25 = bm25[["qid", "docno", "score"]].rename(columns={"score": "bm25"})
+    frame = frame.merge(bm25, on=["qid", "docno"], how="left")
     lookup, vectors = indices.flex.payload(return_dvecs=False)[0], indices.flex.np_vecs()
     frame["vec_row"] = lookup.inv[frame["docno"].tolist()]
     return frame, qrels.rename(columns={**TREC, "label": "relevance"}), np.asarray(vectors, dtype=np.float32)
@@ -129,8 +127,7 @@ def at_depth(frame: pd.DataFrame, depth: int) -> pd.DataFrame:
     """The candidates of dense top ``depth`` | BM25 top ``depth`` (ranks count from 0); a candidate BM25 did not
     retrieve gets the query's lowest BM25 score in this pool (0 when BM25 scored none of it)."""
     cut = frame[(frame["dense_rank"] < depth) | (frame["bm25_rank"] < depth)]
-    floor = cut.groupby("qid")["bm25"].transform("min").fillna(0.0)
-    return cut.assign(bm25=cut["bm25"].fillna(floor))
+    return cut.assign(bm25=fill_unretrieved(cut, "bm25"))
 
 
 def top10(run: pd.DataFrame) -> pd.DataFrame:

@@ -185,8 +185,7 @@ def register(subparsers) -> None:
         "--rerankers",
         default=",".join(default("rerankers")),
         help="comma-separated: maxsim, mapverifier, mapcnn, weightedmaxsim (packaged weights) or a trained verifier "
-        "folder "
-        "(default: %(default)s)",
+        "folder (default: %(default)s)",
     )
     parser.add_argument(
         "--depth", type=positive_int, default=default("depth"), help="rerank depth (default: %(default)s)"

@@ -51,6 +51,17 @@ def normalise(scores: pd.Series, qids: pd.Series, how: str = "zscore") -> pd.Ser
     return pd.Series(np.where(spread > 0, out, 0.0), index=scores.index)
 
 
+def fill_unretrieved(frame: pd.DataFrame, name: str) -> pd.Series:
+    """A retriever's score column ``name`` of a candidate pool with the candidates it did not return (NaN) given
+    the query's lowest score it gave in the pool, or 0 when it returned none of that query's candidates.
+
+    >>> fill_unretrieved(pd.DataFrame({"qid": ["a", "a", "b"], "bm25": [2.0, None, None]}), "bm25").tolist()
+    [2.0, 2.0, 0.0]
+    """
+    floor = frame.groupby("qid")[name].transform("min").fillna(0.0)
+    return frame[name].fillna(floor)
+
+
 def fuse(features: pd.DataFrame, weights: Mapping[str, float], norm: str = "zscore") -> pd.DataFrame:
     """A result frame (``qid``, ``docno``, ``score``, ``rank``, plus ``features``' other columns) whose score is
     ``sum(weight * normalise(features[name]))`` over ``weights``; a weight of 0 leaves its column out."""
@@ -109,8 +120,7 @@ class ScoreFusion(pt.Transformer):
             if frame[name].isna().any():
                 if name not in self.retrievers:
                     raise ValueError(f"scorer {name!r} did not score every candidate")
-                floor = frame.groupby("qid")[name].transform("min").fillna(0.0)
-                frame[name] = frame[name].fillna(floor)
+                frame[name] = fill_unretrieved(frame, name)
         return frame
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
@@ -120,4 +130,4 @@ class ScoreFusion(pt.Transformer):
         return fused.drop(columns=[c for c in self.scorers if c in fused.columns])
 
 
-__all__ = ["NORMS", "ScoreFusion", "fuse", "normalise"]
+__all__ = ["NORMS", "ScoreFusion", "fill_unretrieved", "fuse", "normalise"]
