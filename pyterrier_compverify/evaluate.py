@@ -20,6 +20,7 @@ NAMED_RERANKERS = {
     "weightedmaxsim": "WeightedMaxSim",
 }
 REFERENCE = "ST.encode + exact cosine (reference)"  # the --reference system
+FUSION_LABEL = "(Dense, BM25)@{depth} >> WeightedMaxSim + BM25"  # the --fusion system: the union of both top k
 
 
 def run_evaluation(
@@ -35,23 +36,30 @@ def run_evaluation(
     out_dir: str | os.PathLike | None = "compverify-results",
     baseline: str | None = "Dense",
     reference: bool = False,
+    fusion: bool | str = False,
+    fusion_depth: int = 300,
     verbose: bool = True,
 ):
     """``pt.Experiment`` on ``dataset_id``; writes ``out_dir/evaluate-<name>.{md,json}`` unless ``out_dir`` is None.
     ``rerankers``: ``maxsim``, ``mapverifier``, ``mapcnn``, ``weightedmaxsim`` or a trained verifier folder, each
     reranking dense's top ``depth`` from the TokenStore (MaxSim also BM25's). ``max_length`` None: the encoder's
-    default. ``index_dir`` None: ``$COMPVERIFY_CACHE`` or ``~/.cache/pyterrier_compverify``. Returns the
-    experiment's frame (measures first); ``attrs["written"]`` names the .md file written."""
+    default. ``fusion``: also run :func:`~.pipelines.fusion_pipeline` over dense's and BM25's top ``fusion_depth``
+    (True: the packaged WeightedMaxSim; a folder: that F1w head). ``index_dir`` None: ``$COMPVERIFY_CACHE`` or
+    ``~/.cache/pyterrier_compverify``. Returns the experiment's frame (measures first); ``attrs["written"]`` names
+    the .md file written."""
     started = time.time()
     rerankers = check_rerankers(rerankers)
-    check_baseline(baseline, rerankers, depth=depth, reference=reference)
+    if isinstance(fusion, str) and not Path(fusion).is_dir():
+        raise FileNotFoundError(f"fusion head {fusion!r} is not a folder: give a trained F1w (WeightedMaxSim) folder")
+    fusion_depth = fusion_depth if fusion else None
+    check_baseline(baseline, rerankers, depth=depth, reference=reference, fusion_depth=fusion_depth)
     collection = open_collection(dataset_id)
 
     import pandas as pd
     import pyterrier as pt
 
     from .encoder import DEFAULT_MODEL, TokenEncoder
-    from .pipelines import DEFAULT_INDEX_DIR, build_indices, plain_dense_run, standard_pipelines
+    from .pipelines import DEFAULT_INDEX_DIR, build_indices, fusion_pipeline, plain_dense_run, standard_pipelines
     from .reporting import MEASURES, evaluation_markdown, write_table
 
     encoder = TokenEncoder(
@@ -61,6 +69,13 @@ def run_evaluation(
     topics, qrels = collection.topics(), collection.qrels()
     scorers = build_rerankers(rerankers, encoder, indices, verbose=verbose)  # a per-query bar each
     systems = standard_pipelines(indices, encoder, depth=depth, rerankers=scorers)
+    if fusion_depth:
+        from .verifier import WeightedMaxSim
+
+        head = WeightedMaxSim(None if fusion is True else fusion, encoder=encoder, store=indices.store, verbose=verbose)
+        systems[FUSION_LABEL.format(depth=fusion_depth)] = fusion_pipeline(
+            indices, encoder, depth=fusion_depth, weighted=head
+        )
     if reference:
         systems[REFERENCE] = plain_dense_run(collection, encoder, topics)
     runs = {name: system if isinstance(system, pd.DataFrame) else system(topics) for name, system in systems.items()}
@@ -107,9 +122,16 @@ def reranker_label(name: str) -> str:
     return NAMED_RERANKERS.get(name, name)
 
 
-def check_baseline(baseline: str | None, rerankers: Sequence[str], *, depth: int, reference: bool = False) -> None:
+def check_baseline(
+    baseline: str | None,
+    rerankers: Sequence[str],
+    *,
+    depth: int,
+    reference: bool = False,
+    fusion_depth: int | None = None,
+) -> None:
     """Refuse a ``baseline`` that names none of the systems (the significance tests would be dropped silently);
-    None: no significance tests.
+    None: no significance tests. ``fusion_depth``: the depth of the ``--fusion`` system, None when it is off.
 
     >>> check_baseline("Dense >> MaxSim@100", ["maxsim"], depth=100)
     >>> check_baseline("Dense >> MaxSim", ["maxsim"], depth=100)
@@ -120,6 +142,7 @@ def check_baseline(baseline: str | None, rerankers: Sequence[str], *, depth: int
     names = ["BM25", "Dense", *([f"BM25 >> MaxSim@{depth}"] if "MaxSim" in labels else [])]
     names += [f"Dense >> {label}@{depth}" for label in labels]
     names += [REFERENCE] if reference else []
+    names += [FUSION_LABEL.format(depth=fusion_depth)] if fusion_depth else []
     if baseline is not None and baseline not in names:
         raise ValueError(f"baseline {baseline!r} is none of the systems: {', '.join(names)}")
 
@@ -215,6 +238,21 @@ def register(subparsers) -> None:
         help="system for significance tests, e.g. 'Dense >> MaxSim@100' (default: %(default)s)",
     )
     parser.add_argument("--reference", action="store_true", help="add a plain SentenceTransformer.encode run")
+    parser.add_argument(
+        "--fusion",
+        nargs="?",
+        const=True,
+        default=default("fusion"),
+        metavar="F1W_FOLDER",
+        help="add (dense | BM25) top --fusion-depth >> WeightedMaxSim + 0.1 BM25, the packaged head or the F1w "
+        "folder given",
+    )
+    parser.add_argument(
+        "--fusion-depth",
+        type=positive_int,
+        default=default("fusion_depth"),
+        help="pool depth of --fusion (default: %(default)s)",
+    )
     parser.set_defaults(func=evaluate_command)
 
 
@@ -233,6 +271,8 @@ def evaluate_command(args: argparse.Namespace):
         out_dir=args.out_dir,
         baseline=args.baseline,
         reference=args.reference,
+        fusion=args.fusion,
+        fusion_depth=args.fusion_depth,
         **given(args, "model", "device"),
     )
     print(summary_table(results).to_markdown(index=False, disable_numparse=True))

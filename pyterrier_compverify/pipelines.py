@@ -18,6 +18,8 @@ from .rerank import MaxSim
 from .store import TokenStore
 
 DEFAULT_INDEX_DIR = Path(os.environ.get("COMPVERIFY_CACHE", Path.home() / ".cache" / "pyterrier_compverify"))
+FUSION_DEPTH = 300  # the pool depth and weights of fusion_pipeline, chosen on dev (experiments/weighted_fusion.py)
+FUSION_WEIGHTS = {"wmaxsim": 1.0, "bm25": 0.1}
 
 
 def strip_punctuation(text: str) -> str:
@@ -101,6 +103,30 @@ def standard_pipelines(
     return pipelines
 
 
+def fusion_pipeline(
+    indices: Indices,
+    encoder: TokenEncoder,
+    *,
+    depth: int = FUSION_DEPTH,
+    weighted: pt.Transformer | None = None,
+    verbose: bool = False,
+) -> pt.Transformer:
+    """The best CapRetrievalEn pipeline here: the union of dense's and BM25's top ``depth``, reranked by
+    ``ScoreFusion`` of WeightedMaxSim (weight 1) and BM25 (0.1), each z-normalised per query over the pool
+    (``FUSION_WEIGHTS``; BM25 retrieves its top 1000, and a candidate it did not return gets its lowest score in
+    the pool). ``weighted``: the WeightedMaxSim reranker (default: the packaged F1w head over ``indices.store``,
+    which refuses an encoder other than the one it was trained over)."""
+    from .fusion import ScoreFusion
+    from .verifier import WeightedMaxSim
+
+    if weighted is None:
+        weighted = WeightedMaxSim(encoder=encoder, store=indices.store, verbose=verbose)
+    bm25 = bm25_pipeline(indices.pisa, language=indices.language)
+    dense = encoder.query_encoder() >> indices.flex.retriever(num_results=depth, drop_query_vec=True)
+    fusion = ScoreFusion({"wmaxsim": weighted, "bm25": bm25}, weights=FUSION_WEIGHTS, retrievers=("bm25",))
+    return (dense | bm25 % depth) >> fusion
+
+
 def plain_dense_run(collection, encoder: TokenEncoder, topics: pd.DataFrame, k: int = 1000) -> pd.DataFrame:
     """Reference run: ``SentenceTransformer.encode`` on queries and documents, exact cosine, top k.
 
@@ -124,8 +150,11 @@ __all__ = [
     "DEFAULT_INDEX_DIR",
     "Indices",
     "bm25_index",
+    "FUSION_DEPTH",
+    "FUSION_WEIGHTS",
     "bm25_pipeline",
     "build_indices",
+    "fusion_pipeline",
     "plain_dense_run",
     "standard_pipelines",
     "strip_punctuation",

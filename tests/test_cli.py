@@ -52,6 +52,13 @@ def test_unknown_reranker_fails_before_any_model_is_loaded(capsys):
     assert err.startswith("compverify evaluate: error: reranker 'nope' is neither")
 
 
+def test_fusion_head_that_is_not_a_folder_fails_before_any_model_is_loaded(capsys):
+    err = _one_line_error(["evaluate", "irds:cranfield", "--fusion", "/no/head"], capsys)
+    assert err == (
+        "compverify evaluate: error: fusion head '/no/head' is not a folder: give a trained F1w (WeightedMaxSim) folder"
+    )
+
+
 def test_debug_shows_the_exception(capsys):
     for argv in (["--debug", "evaluate", "cranfield"], ["evaluate", "cranfield", "--debug"]):
         with pytest.raises(KeyError):
@@ -105,12 +112,15 @@ def test_evaluate_writes_under_compverify_results_by_default(tiny_encoder, tmp_p
     monkeypatch.chdir(tmp_path)
     Verifier.save(tmp_path / "f3", tiny_encoder, build_head("F3", dim=tiny_encoder.dim), "F3")
     argv = ["evaluate", "tiny", "--model", tiny_encoder.model_name, "--max-length", "16", "--device", "cpu"]
+    Verifier.save(tmp_path / "f1w", tiny_encoder, build_head("F1w", dim=tiny_encoder.dim), "F1w")
+    argv += ["--fusion", str(tmp_path / "f1w"), "--fusion-depth", "4"]
     main([*argv, "--index-dir", str(tmp_path / "indices"), "--rerankers", f"maxsim,{tmp_path / 'f3'}"])
     written = tmp_path / "compverify-results" / "evaluate-compverify-demo"
     assert written.with_suffix(".md").is_file() and written.with_suffix(".json").is_file()
     printed = capsys.readouterr().out
     assert "Dense >> MaxSim@100" in printed and "BM25 >> MaxSim@100" in printed
     assert f"Dense >> {tmp_path / 'f3'}@100" in printed  # a trained verifier folder as a reranker
+    assert "(Dense, BM25)@4 >> WeightedMaxSim + BM25" in printed  # --fusion with an F1w folder
     assert "nDCG@10" in printed and "p-value" not in printed  # the summary table, not all columns
 
 

@@ -115,3 +115,30 @@ def test_fusing_two_maxsim_rerankers_in_a_pipeline(tiny_encoder, tmp_path):
     assert order(fused) == order(only_maxsim)
     both = cv.ScoreFusion({"maxsim": maxsim, "pooled": pooled}, weights={"maxsim": 1.0, "pooled": 0.5})
     assert len((first >> both)(CANDIDATES[["qid", "query"]].drop_duplicates())) == len(CANDIDATES)
+
+
+def test_fusion_pipeline_reranks_the_union_of_both_top_k_by_the_documented_weights(tiny_encoder, tmp_path):
+    from pyterrier_compverify.demo import DemoCollection
+    from pyterrier_compverify.pipelines import FUSION_WEIGHTS, bm25_pipeline, build_indices, fusion_pipeline
+    from pyterrier_compverify.scoring import build_head
+
+    collection = DemoCollection(tmp_path / "docs")
+    indices = build_indices(collection, tiny_encoder, tmp_path / "indices", verbose=False)
+    cv.Verifier.save(tmp_path / "f1w", tiny_encoder, build_head("F1w", dim=tiny_encoder.dim), "F1w")
+    weighted = cv.WeightedMaxSim(tmp_path / "f1w", encoder=tiny_encoder, store=indices.store)
+    topics = collection.topics()
+    out = fusion_pipeline(indices, tiny_encoder, depth=3, weighted=weighted)(topics)
+
+    dense = (tiny_encoder.query_encoder() >> indices.flex.retriever(num_results=3))(topics)
+    bm25 = bm25_pipeline(indices.pisa)(topics)
+    for qid, got in out.groupby("qid"):
+        pool = set(dense[dense["qid"] == qid]["docno"]) | set(bm25[(bm25["qid"] == qid) & (bm25["rank"] < 3)]["docno"])
+        assert set(got["docno"]) == pool and len(got) == len(pool)
+        frame = got[["qid", "query", "docno"]].assign(score=0.0, rank=0)
+        mine = weighted(frame).set_index("docno")["score"]
+        lexical = bm25[bm25["qid"] == qid].set_index("docno")["score"].reindex(list(pool))
+        lexical = lexical.fillna(lexical.min() if lexical.notna().any() else 0.0)  # missed: the pool's lowest
+        z = lambda s: (s - s.mean()) / s.std(ddof=0) if s.std(ddof=0) > 0 else s * 0.0  # noqa: E731
+        expected = FUSION_WEIGHTS["wmaxsim"] * z(mine) + FUSION_WEIGHTS["bm25"] * z(lexical.reindex(mine.index))
+        np.testing.assert_allclose(got.set_index("docno")["score"].reindex(expected.index), expected, atol=1e-5)
+        assert got.sort_values("rank")["score"].is_monotonic_decreasing

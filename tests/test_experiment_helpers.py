@@ -1,0 +1,61 @@
+"""The helpers of ``experiments/weighted_fusion.py`` that the issue 18 figures rest on: the depth cut of the
+cached pool, the rows nDCG@10 reads, and the pseudo-relevance-feedback signal."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+import weighted_fusion  # noqa: E402
+
+
+def test_at_depth_keeps_either_first_stages_top_k_and_fills_bm25_over_the_cut_pool():
+    frame = pd.DataFrame(
+        {
+            "qid": ["1"] * 4 + ["2"] * 2,
+            "docno": ["a", "b", "c", "d", "a", "b"],
+            "dense_rank": [0, 5, 1, 9, 0, 1],
+            "bm25_rank": [9, 0, 9, 1, 9, 9],  # 9: absent from BM25's top 9 of the deep pool
+            "bm25": [np.nan, 7.0, np.nan, 2.0, np.nan, np.nan],
+        }
+    )
+    cut = weighted_fusion.at_depth(frame, 2)
+    assert cut["docno"].tolist() == ["a", "b", "c", "d", "a", "b"][:4] + ["a", "b"]
+    assert cut["bm25"].tolist() == [2.0, 7.0, 2.0, 2.0, 0.0, 0.0]  # the cut pool's lowest; none scored: 0
+    shallow = weighted_fusion.at_depth(frame, 1)
+    assert shallow["docno"].tolist() == ["a", "b", "a"]
+    assert shallow["bm25"].tolist() == [7.0, 7.0, 0.0]  # "d" (2.0) is outside this pool, so it is not the floor
+
+
+def test_top10_keeps_the_rows_tied_with_the_tenth_score():
+    scores = [10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 1, 1, 0]
+    run = pd.DataFrame({"qid": "1", "docno": [f"d{i}" for i in range(13)], "score": scores, "rank": range(13)})
+    run = pd.concat([run, pd.DataFrame({"qid": "2", "docno": ["x", "y"], "score": [2.0, 1.0], "rank": [0, 1]})])
+    kept = weighted_fusion.top10(run)
+    assert kept[kept["qid"] == "1"]["docno"].tolist() == [f"d{i}" for i in range(12)]  # d10, d11 tie with d9
+    assert kept[kept["qid"] == "2"]["docno"].tolist() == ["x", "y"]  # fewer than ten: all kept
+
+
+def test_feedback_is_each_candidates_cosine_to_the_mean_of_the_first_pass_top_k():
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(8, 5)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    frame = pd.DataFrame(
+        {
+            "qid": ["1"] * 5 + ["2"] * 3,
+            "docno": list("abcde") + list("abc"),
+            "signal": [0.1, 0.9, 0.5, 0.3, 0.7, 0.2, 0.8, 0.4],
+            "vec_row": [0, 1, 2, 3, 4, 5, 6, 7],
+        }
+    )
+    out = weighted_fusion.with_feedback(frame, vectors, {"signal": 1.0}, k=2)
+    for _, group in frame.groupby("qid"):
+        top = group.nlargest(2, "signal")["vec_row"]
+        centroid = vectors[top].sum(axis=0)
+        centroid /= np.linalg.norm(centroid)
+        expected = vectors[group["vec_row"]] @ centroid
+        np.testing.assert_allclose(out.loc[group.index, "prf"], expected, rtol=1e-5)
