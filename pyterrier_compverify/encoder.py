@@ -166,7 +166,17 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
             raise ValueError(f"max_length must be at least 2 (special tokens), got {max_length}")
         self.model_name = model_name_or_path
         self.device = resolve_device(device)
-        self.model = SentenceTransformer(resolve_model_path(model_name_or_path), device=str(self.device))
+        try:
+            self.model = SentenceTransformer(resolve_model_path(model_name_or_path), device=str(self.device))
+        except OSError as error:  # not a folder and not on the hub (or the hub ruled out): one line, not a trace
+            if isinstance(error, FileNotFoundError) or os.path.exists(str(model_name_or_path)):
+                raise
+            offline = os.environ.get("HF_HUB_OFFLINE") == "1"
+            hub = "HF_HUB_OFFLINE=1 rules out the hub" if offline else f"the hub said: {str(error).splitlines()[0]}"
+            raise FileNotFoundError(
+                f"cannot load the encoder {model_name_or_path!r}: no such folder, it is not in the Hugging Face "
+                f"cache, and {hub}; give a local model folder or a cached hub name"
+            ) from error
         positions = getattr(getattr(self.model[0], "auto_model", None), "config", None)
         positions = getattr(positions, "max_position_embeddings", None) or DEFAULT_MAX_LENGTH
         if max_length is not None and max_length > positions:

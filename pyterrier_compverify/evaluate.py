@@ -250,17 +250,19 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--fusion-depth",
         type=positive_int,
-        default=default("fusion_depth"),
-        help="pool depth of --fusion (default: %(default)s)",
+        default=None,
+        help=f"pool depth of --fusion (default: {default('fusion_depth')})",
     )
     parser.set_defaults(func=evaluate_command)
 
 
 def evaluate_command(args: argparse.Namespace):
     """``compverify evaluate``: run, print the summary table and where the tables were written."""
-    from .cli_options import given
+    from .cli_options import given, refuse_ignored
     from .reporting import summary_table
 
+    if not args.fusion:
+        refuse_ignored(args, ["fusion_depth"], "without --fusion")
     results = run_evaluation(
         args.dataset,
         rerankers=args.rerankers.split(","),
@@ -272,8 +274,7 @@ def evaluate_command(args: argparse.Namespace):
         baseline=args.baseline,
         reference=args.reference,
         fusion=args.fusion,
-        fusion_depth=args.fusion_depth,
-        **given(args, "model", "device"),
+        **given(args, "model", "device", "fusion_depth"),
     )
     print(summary_table(results).to_markdown(index=False, disable_numparse=True))
     print(f"*: p < 0.05 against {args.baseline}. All tables: {results.attrs['written']} (and .json)")

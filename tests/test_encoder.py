@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 import torch
 
+import pyterrier_compverify as cv
+
 
 def test_token_states_are_unit_norm_and_unpadded(tiny_encoder):
     out = tiny_encoder.encode(["a dog chases a cat", "hello"])
@@ -77,3 +79,10 @@ def test_query_and_doc_encoders_give_vectors(tiny_encoder):
     q = tiny_encoder.query_encoder()(pd.DataFrame({"qid": ["1"], "query": ["dog"]}))
     d = tiny_encoder.doc_encoder()(pd.DataFrame({"docno": ["d"], "text": ["cat"]}))
     assert q["query_vec"][0].shape == (32,) and d["doc_vec"][0].shape == (32,)
+
+
+def test_a_model_neither_local_nor_loadable_is_a_one_line_file_error(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(FileNotFoundError, match="'some-org/no-such-model': no such folder.*HF_HUB_OFFLINE=1") as e:
+        cv.TokenEncoder("some-org/no-such-model")
+    assert "\n" not in str(e.value)
