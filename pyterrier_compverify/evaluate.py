@@ -19,6 +19,7 @@ NAMED_RERANKERS = {
     "mapcnn": "MapCNN",
     "weightedmaxsim": "WeightedMaxSim",
 }
+PACKAGED_HEADS = {"mapverifier": "F4", "mapcnn": "F3", "weightedmaxsim": "F1w"}  # named rerankers with weights
 REFERENCE = "ST.encode + exact cosine (reference)"  # the --reference system
 FUSION_LABEL = "(Dense, BM25)@{depth} >> WeightedMaxSim + BM25"  # the --fusion system: the union of both top k
 
@@ -37,21 +38,19 @@ def run_evaluation(
     baseline: str | None = "Dense",
     reference: bool = False,
     fusion: bool | str = False,
-    fusion_depth: int = 300,
+    fusion_depth: int | None = None,
     verbose: bool = True,
 ):
     """``pt.Experiment`` on ``dataset_id``; writes ``out_dir/evaluate-<name>.{md,json}`` unless ``out_dir`` is None.
     ``rerankers``: ``maxsim``, ``mapverifier``, ``mapcnn``, ``weightedmaxsim`` or a trained verifier folder, each
     reranking dense's top ``depth`` from the TokenStore (MaxSim also BM25's). ``max_length`` None: the encoder's
     default. ``fusion``: also run :func:`~.pipelines.fusion_pipeline` over dense's and BM25's top ``fusion_depth``
-    (True: the packaged WeightedMaxSim; a folder: that F1w head). ``index_dir`` None: ``$COMPVERIFY_CACHE`` or
-    ``~/.cache/pyterrier_compverify``. Returns the experiment's frame (measures first); ``attrs["written"]`` names
-    the .md file written."""
+    (None: 300) with the packaged WeightedMaxSim (True) or the F1w head in a folder. ``index_dir`` None:
+    ``$COMPVERIFY_CACHE`` or ``~/.cache/pyterrier_compverify``. Returns the experiment's frame (measures first);
+    ``attrs["written"]`` names the .md file written."""
     started = time.time()
     rerankers = check_rerankers(rerankers)
-    if isinstance(fusion, str) and not Path(fusion).is_dir():
-        raise FileNotFoundError(f"fusion head {fusion!r} is not a folder: give a trained F1w (WeightedMaxSim) folder")
-    fusion_depth = fusion_depth if fusion else None
+    fusion_depth = check_fusion(fusion, fusion_depth)
     check_baseline(baseline, rerankers, depth=depth, reference=reference, fusion_depth=fusion_depth)
     collection = open_collection(dataset_id)
 
@@ -65,6 +64,7 @@ def run_evaluation(
     encoder = TokenEncoder(
         model or DEFAULT_MODEL, max_length=max_length, batch_size=batch_size, device=device, verbose=False
     )
+    check_heads(rerankers, fusion, encoder)  # before the corpus is encoded
     indices = build_indices(collection, encoder, index_dir or DEFAULT_INDEX_DIR, verbose=verbose)
     topics, qrels = collection.topics(), collection.qrels()
     scorers = build_rerankers(rerankers, encoder, indices, verbose=verbose)  # a per-query bar each
@@ -72,7 +72,7 @@ def run_evaluation(
     if fusion_depth:
         from .verifier import WeightedMaxSim
 
-        head = WeightedMaxSim(None if fusion is True else fusion, encoder=encoder, store=indices.store, verbose=verbose)
+        head = WeightedMaxSim(fusion_head(fusion), encoder=encoder, store=indices.store, verbose=verbose)
         systems[FUSION_LABEL.format(depth=fusion_depth)] = fusion_pipeline(
             indices, encoder, depth=fusion_depth, weighted=head
         )
@@ -117,6 +117,48 @@ def check_rerankers(names: Sequence[str]) -> list[str]:
     return names
 
 
+def check_fusion(fusion: bool | str, depth: int | None) -> int | None:
+    """The depth of the ``fusion`` system (None when it is off), checked before any model is loaded: ``fusion``
+    is False, True (the packaged head) or an existing folder, and a ``depth`` needs ``fusion``.
+
+    >>> check_fusion(True, None), check_fusion(False, None)
+    (300, None)
+    >>> check_fusion(False, 200)
+    Traceback (most recent call last):
+    ValueError: fusion_depth has no effect without fusion
+    """
+    from .pipelines import FUSION_DEPTH
+
+    if isinstance(fusion, str) and not (fusion.strip() and Path(fusion).is_dir()):
+        raise FileNotFoundError(f"fusion head {fusion!r} is not a folder: give a trained F1w (WeightedMaxSim) folder")
+    if not fusion:
+        if depth is not None:
+            raise ValueError("fusion_depth has no effect without fusion")
+        return None
+    return FUSION_DEPTH if depth is None else depth
+
+
+def fusion_head(fusion: bool | str) -> str:
+    """The folder of the fusion's F1w head: the packaged one for True, else ``fusion``."""
+    from .verifier import default_verifier_path
+
+    return default_verifier_path("F1w") if fusion is True else str(fusion)
+
+
+def check_heads(rerankers: Sequence[str], fusion: bool | str, encoder) -> None:
+    """Refuse, before the corpus is encoded, a packaged head (``PACKAGED_HEADS``) or the fusion's head that was
+    trained over another encoder, or a fusion folder that holds no F1w head."""
+    from .verifier import Verifier, default_verifier_path
+
+    heads = [Verifier(default_verifier_path(PACKAGED_HEADS[n])) for n in rerankers if n in PACKAGED_HEADS]
+    if fusion:
+        heads.append(Verifier(fusion_head(fusion)))
+        if heads[-1].meta["head"] != "F1w":
+            raise ValueError(f"fusion head {fusion!r} holds a {heads[-1].meta['head']} head, not F1w (WeightedMaxSim)")
+    for head in heads:
+        head.load_encoder(encoder=encoder)
+
+
 def reranker_label(name: str) -> str:
     """The label of a reranker name in the systems' names: ``MaxSim`` for ``maxsim``, a folder as given."""
     return NAMED_RERANKERS.get(name, name)
@@ -134,6 +176,7 @@ def check_baseline(
     None: no significance tests. ``fusion_depth``: the depth of the ``--fusion`` system, None when it is off.
 
     >>> check_baseline("Dense >> MaxSim@100", ["maxsim"], depth=100)
+    >>> check_baseline("(Dense, BM25)@300 >> WeightedMaxSim + BM25", ["maxsim"], depth=100, fusion_depth=300)
     >>> check_baseline("Dense >> MaxSim", ["maxsim"], depth=100)
     Traceback (most recent call last):
     ValueError: baseline 'Dense >> MaxSim' is none of the systems: BM25, Dense, BM25 >> MaxSim@100, Dense >> MaxSim@100
@@ -240,18 +283,12 @@ def register(subparsers) -> None:
     parser.add_argument("--reference", action="store_true", help="add a plain SentenceTransformer.encode run")
     parser.add_argument(
         "--fusion",
-        nargs="?",
-        const=True,
-        default=default("fusion"),
-        metavar="F1W_FOLDER",
-        help="add (dense | BM25) top --fusion-depth >> WeightedMaxSim + 0.1 BM25, the packaged head or the F1w "
-        "folder given",
+        action="store_true",
+        help="add the union of dense's and BM25's top --fusion-depth >> WeightedMaxSim + 0.1 BM25",
     )
+    parser.add_argument("--fusion-depth", type=positive_int, help="pool depth of --fusion (default: 300)")
     parser.add_argument(
-        "--fusion-depth",
-        type=positive_int,
-        default=None,
-        help=f"pool depth of --fusion (default: {default('fusion_depth')})",
+        "--fusion-head", metavar="F1W_FOLDER", help="a trained F1w head for --fusion (default: the packaged one)"
     )
     parser.set_defaults(func=evaluate_command)
 
@@ -262,7 +299,7 @@ def evaluate_command(args: argparse.Namespace):
     from .reporting import summary_table
 
     if not args.fusion:
-        refuse_ignored(args, ["fusion_depth"], "without --fusion")
+        refuse_ignored(args, ["fusion_depth", "fusion_head"], "without --fusion")
     results = run_evaluation(
         args.dataset,
         rerankers=args.rerankers.split(","),
@@ -273,7 +310,7 @@ def evaluate_command(args: argparse.Namespace):
         out_dir=args.out_dir,
         baseline=args.baseline,
         reference=args.reference,
-        fusion=args.fusion,
+        fusion=(True if args.fusion_head is None else args.fusion_head) if args.fusion else False,
         **given(args, "model", "device", "fusion_depth"),
     )
     print(summary_table(results).to_markdown(index=False, disable_numparse=True))

@@ -53,7 +53,7 @@ def test_unknown_reranker_fails_before_any_model_is_loaded(capsys):
 
 
 def test_fusion_head_that_is_not_a_folder_fails_before_any_model_is_loaded(capsys):
-    err = _one_line_error(["evaluate", "irds:cranfield", "--fusion", "/no/head"], capsys)
+    err = _one_line_error(["evaluate", "irds:cranfield", "--fusion", "--fusion-head", "/no/head"], capsys)
     assert err == (
         "compverify evaluate: error: fusion head '/no/head' is not a folder: give a trained F1w (WeightedMaxSim) folder"
     )
@@ -113,7 +113,7 @@ def test_evaluate_writes_under_compverify_results_by_default(tiny_encoder, tmp_p
     Verifier.save(tmp_path / "f3", tiny_encoder, build_head("F3", dim=tiny_encoder.dim), "F3")
     argv = ["evaluate", "tiny", "--model", tiny_encoder.model_name, "--max-length", "16", "--device", "cpu"]
     Verifier.save(tmp_path / "f1w", tiny_encoder, build_head("F1w", dim=tiny_encoder.dim), "F1w")
-    argv += ["--fusion", str(tmp_path / "f1w"), "--fusion-depth", "4"]
+    argv += ["--fusion", "--fusion-head", str(tmp_path / "f1w"), "--fusion-depth", "4"]
     main([*argv, "--index-dir", str(tmp_path / "indices"), "--rerankers", f"maxsim,{tmp_path / 'f3'}"])
     written = tmp_path / "compverify-results" / "evaluate-compverify-demo"
     assert written.with_suffix(".md").is_file() and written.with_suffix(".json").is_file()
@@ -122,6 +122,28 @@ def test_evaluate_writes_under_compverify_results_by_default(tiny_encoder, tmp_p
     assert f"Dense >> {tmp_path / 'f3'}@100" in printed  # a trained verifier folder as a reranker
     assert "(Dense, BM25)@4 >> WeightedMaxSim + BM25" in printed  # --fusion with an F1w folder
     assert "nDCG@10" in printed and "p-value" not in printed  # the summary table, not all columns
+
+
+@pytest.mark.parametrize("head", ["packaged", "F3"])
+def test_a_fusion_head_that_cannot_serve_is_refused_before_the_corpus_is_encoded(
+    head, tiny_encoder, tmp_path, monkeypatch
+):
+    from pyterrier_compverify import IncompatibleEncoderError, Verifier, evaluate, pipelines
+    from pyterrier_compverify.demo import DemoCollection
+    from pyterrier_compverify.scoring import build_head
+
+    def build_indices(*args, **kwargs):
+        raise AssertionError("the corpus was encoded before the head was checked")
+
+    monkeypatch.setattr(evaluate, "open_collection", lambda dataset_id: DemoCollection(tmp_path / "docs"))
+    monkeypatch.setattr(pipelines, "build_indices", build_indices)
+    if head == "packaged":  # trained over all-MiniLM-L6-v2, not the tiny model
+        fusion, error, message = True, IncompatibleEncoderError, "was made with encoder"
+    else:
+        Verifier.save(tmp_path / "f3", tiny_encoder, build_head("F3", dim=tiny_encoder.dim), "F3")
+        fusion, error, message = str(tmp_path / "f3"), ValueError, "holds a F3 head, not F1w"
+    with pytest.raises(error, match=message):
+        evaluate.run_evaluation("tiny", model=tiny_encoder.model_name, fusion=fusion, out_dir=None, verbose=False)
 
 
 def test_demo_command(tiny_model_dir, tmp_path, capsys):

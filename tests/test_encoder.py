@@ -86,3 +86,23 @@ def test_a_model_neither_local_nor_loadable_is_a_one_line_file_error(monkeypatch
     with pytest.raises(FileNotFoundError, match="'some-org/no-such-model': no such folder.*HF_HUB_OFFLINE=1") as e:
         cv.TokenEncoder("some-org/no-such-model")
     assert "\n" not in str(e.value)
+
+
+def test_a_load_error_that_is_not_the_hubs_is_left_as_it_is(monkeypatch):
+    import sentence_transformers
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(sentence_transformers, "SentenceTransformer", full_disk)
+    with pytest.raises(OSError, match="No space left") as e:
+        cv.TokenEncoder("some-org/some-model")
+    assert not isinstance(e.value, FileNotFoundError)
+
+
+def test_a_model_folder_may_be_given_with_a_tilde(tiny_model_dir, monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.setenv("HOME", str(Path(tiny_model_dir).parent))
+    encoder = cv.TokenEncoder(f"~/{Path(tiny_model_dir).name}")
+    assert encoder.encode(["a dog"]).pooled.shape[0] == 1

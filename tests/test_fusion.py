@@ -142,3 +142,13 @@ def test_fusion_pipeline_reranks_the_union_of_both_top_k_by_the_documented_weigh
         expected = FUSION_WEIGHTS["wmaxsim"] * z(mine) + FUSION_WEIGHTS["bm25"] * z(lexical.reindex(mine.index))
         np.testing.assert_allclose(got.set_index("docno")["score"].reindex(expected.index), expected, atol=1e-5)
         assert got.sort_values("rank")["score"].is_monotonic_decreasing
+
+
+def test_fusion_pipeline_defaults_are_the_documented_dev_choice_and_the_packaged_head(tiny_encoder, tmp_path):
+    from pyterrier_compverify.demo import DemoCollection
+    from pyterrier_compverify.pipelines import FUSION_DEPTH, FUSION_WEIGHTS, build_indices, fusion_pipeline
+
+    assert FUSION_DEPTH == 300 and FUSION_WEIGHTS == {"wmaxsim": 1.0, "bm25": 0.1}  # README and weighted_fusion.py
+    indices = build_indices(DemoCollection(tmp_path / "docs"), tiny_encoder, tmp_path / "indices", verbose=False)
+    with pytest.raises(cv.IncompatibleEncoderError, match="all-MiniLM-L6-v2"):  # the packaged F1w head's encoder
+        fusion_pipeline(indices, tiny_encoder)

@@ -528,6 +528,7 @@ IGNORED = [  # (argv, the one-line error); the files named do not exist: old cod
     ),
     (["nearmiss", "--distractors", "0", "--seed", "3", "--model", "/no/model"], "--seed has no effect with --dist"),
     (["evaluate", "irds:cranfield", "--fusion-depth", "200"], "--fusion-depth has no effect without --fusion"),
+    (["evaluate", "irds:cranfield", "--fusion-head", "h"], "--fusion-head has no effect without --fusion"),
     (
         ["evaluate", "irds:cranfield", "--baseline", "Dense >> MaxSim", "--model", "/no/model"],
         "baseline 'Dense >> MaxSim' is none of the systems: BM25, Dense, BM25 >> MaxSim@100, Dense >> MaxSim@100",
