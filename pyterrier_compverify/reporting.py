@@ -105,8 +105,10 @@ def _version(module: str) -> str:
 def write_table(
     table: pd.DataFrame, stem: Path, title: str, encoder, elapsed: float, markdown: str | None = None
 ) -> None:
-    """``stem.md`` and ``stem.json``, each with the command that made them."""
+    """``stem.md`` and ``stem.json``, each with the command that made them (a dot in the stem's name stays:
+    ``tau0.05`` gives ``tau0.05.md``; a stem given as ``name.md`` or ``name.json`` gives the same pair)."""
     stem = Path(stem)
+    stem = stem.with_name(stem.stem) if stem.suffix in (".md", ".json") else stem
     stem.parent.mkdir(parents=True, exist_ok=True)
     command = " ".join(shlex.quote(a) for a in [Path(sys.argv[0]).name, *sys.argv[1:]])
     info = {
@@ -119,7 +121,7 @@ def write_table(
         "versions": {m: _version(m) for m in ("pyterrier", "pyterrier_dr", "pyterrier_pisa", "torch", "transformers")},
     }
     records = json.loads(table.to_json(orient="records"))
-    stem.with_suffix(".json").write_text(json.dumps({**info, "results": records}, indent=2) + "\n")
+    stem.with_name(stem.name + ".json").write_text(json.dumps({**info, "results": records}, indent=2) + "\n")
     lines = [
         f"# {title}",
         "",
@@ -130,4 +132,4 @@ def write_table(
         markdown if markdown is not None else table.to_markdown(index=False),
         "",
     ]
-    stem.with_suffix(".md").write_text("\n".join(lines))
+    stem.with_name(stem.name + ".md").write_text("\n".join(lines))

@@ -29,3 +29,13 @@ def test_evaluation_markdown_with_query_types():
     text = evaluation_markdown(results, ["nDCG@10"], runs, topics, qrels, {"1": "object", "2": "event"})
     assert text.index("| name") < text.index("## nDCG@10 per query type") < text.index("## Misses")
     assert text.rstrip().endswith("|") and "## All columns" in text
+
+
+def test_write_table_keeps_a_dot_in_the_stem(tmp_path):
+    from pyterrier_compverify.reporting import write_table
+
+    table = pd.DataFrame({"system": ["MaxSim"], "nDCG@10": [0.5]})
+    for stem in ("dev-tau0.05", "dev-tau0.1", "plain.md"):
+        write_table(table, tmp_path / stem, "t", None, 1.0)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == [f"{s}.{x}" for s in ("dev-tau0.05", "dev-tau0.1", "plain") for x in ("json", "md")]
