@@ -1,0 +1,326 @@
+"""Issue 18: a MiniLM cross-encoder on top of the packaged fusion pipeline.
+
+The cross-encoder is all-MiniLM-L6-v2's weights with one linear output on [CLS] (22.7M parameters, MiniLM-sized),
+reading "query [SEP] passage" at ``--max-length`` 128 tokens (the bi-encoder's length). It is trained here, on the
+CPU, full fine-tuning:
+
+- Flickr8k *train* caption retrieval: every train image's keyword, phrase and caption query
+  (``capretrieval_best.flickr_dev``'s recipe), relevant = the image's other captions, negatives = the dense top
+  ``--depth`` captions of other images. Captions whose ROUGE-L F1 with a CapRetrieval passage exceeds 0.6 are
+  dropped (the leakage filter of ``experiments/capretrieval.py``).
+- SciFact *train* queries outside dev:scifact-train (509), relevant = their abstracts, negatives = dense top
+  ``--depth`` abstracts, so that science retrieval is kept.
+
+Each step: ``--groups`` Flickr8k groups and ``--scifact-groups`` SciFact groups of 1 relevant + 7 negatives,
+listwise softmax loss per group; AdamW, 10% warm-up then linear decay; a checkpoint every ``--save-every`` steps
+(``--resume`` continues from the last one).
+
+Serving: the packaged ``fusion_pipeline`` (dense | BM25 top 300 >> WeightedMaxSim + BM25), its top ``--top`` read
+by the cross-encoder, and the two z-normalised (per query, over those ``--top``) and summed with weight ``w`` for the
+cross-encoder. ``w`` is chosen on dev with ``capretrieval_best.py``'s rule: the best dev:flickr8k among the weights
+whose dev:scifact-train nDCG@10 is at least the fusion's minus 0.005. Test collections are read once, after.
+
+    COMPVERIFY_DATA=/path/to/data python experiments/cross_encoder.py train --seed 42
+    COMPVERIFY_DATA=/path/to/data python experiments/cross_encoder.py evaluate --seed 42
+
+Writes ``--out`` (default experiments/results/cross-encoder-s<seed>).{md,json}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import ir_measures
+import numpy as np
+import pandas as pd
+import torch
+from ir_measures import nDCG
+from scipy.stats import ttest_rel
+from tqdm import tqdm
+from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
+
+import pyterrier_compverify as cv
+from pyterrier_compverify.datasets import load_collection
+from pyterrier_compverify.datasets.capretrieval import query_types
+from pyterrier_compverify.encoder import DEFAULT_MODEL, resolve_model_path
+from pyterrier_compverify.fusion import fuse
+from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices, fusion_pipeline
+from pyterrier_compverify.reporting import write_table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from capretrieval_best import DEVS, TARGET, TESTS, Passages, scifact_train_split, task  # noqa: E402
+from idf_maxsim import TREC  # noqa: E402
+
+GROUP = 8  # 1 relevant + 7 negatives
+WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
+MARGIN = 0.005
+
+
+# ---------------------------------------------------------------- training data
+
+
+def flickr_groups(encoder: cv.TokenEncoder, work: Path, depth: int) -> list[dict]:
+    """Per Flickr8k train query: {"query", "positives": [text], "negatives": [text]} (cached)."""
+    from pyterrier_compverify.datasets.flickr8k import flickr8k_captions
+    from pyterrier_compverify.querygen import KeywordQueries, drop_leaking
+
+    cache = work / f"flickr-groups-{depth}.json"
+    if cache.exists():
+        return json.loads(cache.read_text())
+    captions = flickr8k_captions("train")
+    test_texts = [d["text"] for d in load_collection(TARGET).corpus_iter()]
+    keep = drop_leaking(captions["caption"].tolist(), test_texts, threshold=0.6)
+    print(f"leakage filter: {int((~keep).sum())} of {len(captions)} train captions dropped", flush=True)
+    captions = captions[keep].reset_index(drop=True)
+    text = {f"{i}#{c}": t for i, c, t in captions[["image", "caption_id", "caption"]].values}
+    firsts = captions.groupby("image", sort=True).first()
+    topics = []
+    for (image, row), made in zip(firsts.iterrows(), KeywordQueries().generate(firsts["caption"].tolist())):
+        keyword = max((q for q, kind in made if kind == "keyword"), key=len, default=None)
+        phrase = next((q for q, kind in made if kind == "phrase"), None)
+        own = f"{image}#{row['caption_id']}"
+        for kind, query in (("keyword", keyword), ("phrase", phrase), ("caption", row["caption"])):
+            if query:
+                topics.append({"qid": f"{image}/{kind}", "query": query, "image": image, "own": own})
+    topics = pd.DataFrame(topics)
+    passages = [{"docno": d, "text": t} for d, t in text.items()]
+    indices = build_indices(Passages("flickr8k-train-captions-noleak", passages), encoder, work, verbose=True)
+    indices.flex.verbose = False
+    first = encoder.query_encoder() >> indices.flex.retriever(num_results=depth + 1, drop_query_vec=True)
+    ranked = first(topics[["qid", "query"]])
+    by_image = captions.assign(docno=lambda f: f["image"] + "#" + f["caption_id"].astype(str)).groupby("image")
+    by_image = by_image["docno"].apply(list).to_dict()
+    ranked = dict(list(ranked.groupby("qid", sort=False)))
+    groups = []
+    for t in topics.itertuples():
+        cands = ranked.get(t.qid, pd.DataFrame({"docno": []}))
+        positives = [text[d] for d in by_image[t.image] if d != t.own]
+        negatives = [text[d] for d in cands["docno"] if not d.startswith(f"{t.image}#")][:depth]
+        if positives and len(negatives) >= GROUP - 1:
+            groups.append({"query": t.query, "positives": positives, "negatives": negatives})
+    cache.write_text(json.dumps(groups))
+    print(f"Flickr8k train: {len(groups)} query groups", flush=True)
+    return groups
+
+
+def scifact_groups(encoder: cv.TokenEncoder, index_dir: Path, work: Path, depth: int) -> list[dict]:
+    """Per SciFact train query outside dev:scifact-train: {"query", "positives", "negatives"} (cached)."""
+    cache = work / f"scifact-groups-{depth}.json"
+    if cache.exists():
+        return json.loads(cache.read_text())
+    _, _, topics, qrels = scifact_train_split()
+    collection, _, _ = task("dev:scifact-train", index_dir)
+    text = {d["docno"]: d["text"] for d in collection.corpus_iter()}
+    indices = build_indices(collection, encoder, index_dir, verbose=False)
+    indices.flex.verbose = False
+    ranked = (encoder.query_encoder() >> indices.flex.retriever(num_results=depth, drop_query_vec=True))(topics)
+    relevant = qrels[qrels["label"] > 0].groupby("qid")["docno"].apply(set).to_dict()
+    groups = []
+    for qid, cands in ranked.groupby("qid", sort=False):
+        rel = relevant.get(qid, set())
+        negatives = [text[d] for d in cands["docno"] if d not in rel]
+        if rel:
+            query = topics.loc[topics["qid"] == qid, "query"].iat[0]
+            groups.append({"query": query, "positives": [text[d] for d in sorted(rel)], "negatives": negatives})
+    cache.write_text(json.dumps(groups))
+    print(f"SciFact train mix: {len(groups)} query groups", flush=True)
+    return groups
+
+
+# ---------------------------------------------------------------- training
+
+
+def group_loss(model, tokenizer, groups: list[dict], rng: np.random.Generator, max_length: int) -> torch.Tensor:
+    """Listwise softmax loss of ``groups`` (each: its relevant text first, then 7 sampled negatives)."""
+    queries, texts = [], []
+    for g in groups:
+        picks = rng.choice(len(g["negatives"]), GROUP - 1, replace=False)
+        texts += [g["positives"][rng.integers(len(g["positives"]))], *(g["negatives"][i] for i in picks)]
+        queries += [g["query"]] * GROUP
+    batch = tokenizer(queries, texts, truncation="only_second", max_length=max_length, padding=True,
+                      return_tensors="pt")  # fmt: skip
+    logits = model(**batch).logits.view(len(groups), GROUP)
+    return torch.nn.functional.cross_entropy(logits, torch.zeros(len(groups), dtype=torch.long))
+
+
+def train(args) -> None:
+    work = Path(args.work)
+    run = work / f"ce-s{args.seed}"
+    run.mkdir(parents=True, exist_ok=True)
+    encoder = cv.TokenEncoder(DEFAULT_MODEL)
+    flickr = flickr_groups(encoder, work, args.depth)
+    scifact = scifact_groups(encoder, Path(args.index_dir), work, args.depth) if args.scifact_groups else []
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    path = resolve_model_path(DEFAULT_MODEL)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1)
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    sched = get_linear_schedule_with_warmup(opt, int(0.1 * args.steps), args.steps)
+    rng, start = np.random.default_rng(args.seed), 0
+    state_file = run / "state.pt"
+    if args.resume and state_file.exists():
+        state = torch.load(state_file, weights_only=False)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        sched.load_state_dict(state["sched"])
+        rng.bit_generator.state, start = state["rng"], state["step"]
+        print(f"resumed at step {start}", flush=True)
+    (run / "config.json").write_text(json.dumps({**vars(args), "flickr_groups": len(flickr),
+                                                 "scifact_groups_total": len(scifact)}, indent=2))  # fmt: skip
+    model.train()
+    log = (run / "log.jsonl").open("a")
+    began = time.time()
+    for step in tqdm(range(start, args.steps), total=args.steps, initial=start, desc="cross-encoder", mininterval=30):
+        picks = [flickr[i] for i in rng.choice(len(flickr), args.groups, replace=False)]
+        loss = group_loss(model, tokenizer, picks, rng, args.max_length)
+        if scifact:
+            picks = [scifact[i] for i in rng.choice(len(scifact), args.scifact_groups, replace=False)]
+            loss = loss + group_loss(model, tokenizer, picks, rng, args.max_length)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step(), sched.step(), opt.zero_grad()
+        record = {"step": step + 1, "loss": round(loss.item(), 4), "s": round(time.time() - began, 1)}
+        log.write(json.dumps(record) + "\n")
+        if (step + 1) % args.save_every == 0 or step + 1 == args.steps:
+            log.flush()
+            state = {"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
+                     "rng": rng.bit_generator.state, "step": step + 1}  # fmt: skip
+            torch.save(state, state_file.with_suffix(".tmp"))
+            state_file.with_suffix(".tmp").replace(state_file)
+    for stale in run.glob("features-*.pkl"):  # scores of an earlier model of this seed
+        stale.unlink()
+    model.save_pretrained(run / "final")
+    tokenizer.save_pretrained(run / "final")
+    print(f"saved {run / 'final'}", flush=True)
+
+
+# ---------------------------------------------------------------- serving and evaluation
+
+
+@torch.inference_mode()
+def cross_scores(model, tokenizer, queries: list[str], texts: list[str], max_length: int, batch: int = 64):
+    """(n,) cross-encoder logits, computed in batches of similar length."""
+    order = np.argsort([len(q) + len(t) for q, t in zip(queries, texts)])
+    out = np.zeros(len(texts), dtype=np.float32)
+    for start in tqdm(range(0, len(order), batch), desc="cross-encoder scores", mininterval=30):
+        idx = order[start : start + batch]
+        enc = tokenizer([queries[i] for i in idx], [texts[i] for i in idx], truncation="only_second",
+                        max_length=max_length, padding=True, return_tensors="pt")  # fmt: skip
+        out[idx] = model(**enc).logits[:, 0].float().numpy()
+    return out
+
+
+def features(task_name: str, args, encoder, model, tokenizer) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the fusion pipeline's top ``--top`` with its score as ``fusion`` and the cross-encoder's as ``ce``,
+    qrels); cached per task under the run folder."""
+    index_dir = Path(args.index_dir)
+    collection, topics, qrels = task(task_name, index_dir)
+    name = f"features-{task_name.replace('/', '_')}-top{args.top}-len{args.max_length}.pkl"
+    cache = Path(args.work) / f"ce-s{args.seed}" / name
+    if cache.exists():
+        return pd.read_pickle(cache), qrels
+    indices = build_indices(collection, encoder, index_dir, verbose=False)
+    indices.flex.verbose = False
+    ranked = fusion_pipeline(indices, encoder)(topics)
+    top = ranked[ranked["rank"] < args.top][["qid", "docno", "score"]].rename(columns={"score": "fusion"})
+    text = {d["docno"]: d["text"] for d in collection.corpus_iter()}
+    query = dict(zip(topics["qid"], topics["query"]))
+    top = top.assign(ce=cross_scores(model, tokenizer, [query[q] for q in top["qid"]],
+                                     [text[d] for d in top["docno"]], args.max_length))  # fmt: skip
+    top = top.reset_index(drop=True)
+    top.to_pickle(cache)
+    return top, qrels
+
+
+def per_query(frame: pd.DataFrame, weights: dict, qrels: pd.DataFrame) -> pd.Series:
+    """qid -> nDCG@10 of ``frame`` reranked by ``weights`` (a query no candidate retrieved counts 0)."""
+    run = fuse(frame, weights)[["qid", "docno", "score"]].rename(columns=TREC)
+    rels = qrels.rename(columns={**TREC, "label": "relevance"})
+    scores = {m.query_id: m.value for m in ir_measures.iter_calc([nDCG @ 10], rels, run)}
+    return pd.Series({q: scores.get(q, 0.0) for q in qrels["qid"].unique()}, dtype=float)
+
+
+def evaluate(args) -> None:
+    began = time.time()
+    out = Path(args.out or f"experiments/results/cross-encoder-s{args.seed}")
+    if out.with_name(out.name + ".md").exists() and not args.overwrite:
+        raise SystemExit(f"{out}.md exists: pass --overwrite or another --out")
+    run = Path(args.work) / f"ce-s{args.seed}" / "final"
+    tokenizer = AutoTokenizer.from_pretrained(run)
+    model = AutoModelForSequenceClassification.from_pretrained(run).eval()
+    torch.set_num_threads(args.threads)
+    encoder = cv.TokenEncoder(DEFAULT_MODEL)
+    systems = {f"fusion + CE {w}": {"fusion": 1.0, "ce": w} for w in WEIGHTS}
+    systems["CE alone"] = {"ce": 1.0}
+    scores = {}
+    for name in DEVS:
+        frame, qrels = features(name, args, encoder, model, tokenizer)
+        scores[name] = {s: per_query(frame, w, qrels) for s, w in systems.items()}
+    dev = pd.DataFrame({t: {s: v.mean() for s, v in by.items()} for t, by in scores.items()})
+    floor = dev.loc["fusion + CE 0.0", "dev:scifact-train"] - MARGIN
+    weighted = dev.loc[[f"fusion + CE {w}" for w in WEIGHTS]]  # "CE alone" is shown, not a candidate
+    chosen = weighted[weighted["dev:scifact-train"] >= floor]["dev:flickr8k"].idxmax()
+    print(f"dev:\n{dev}\nchosen: {chosen}", flush=True)
+    shown = ["fusion + CE 0.0", "CE alone", chosen] if chosen != "fusion + CE 0.0" else ["fusion + CE 0.0", "CE alone"]
+    for name in TESTS:
+        frame, qrels = features(name, args, encoder, model, tokenizer)
+        scores[name] = {s: per_query(frame, systems[s], qrels) for s in shown}
+    rows = []
+    for s in shown:
+        row = {"system": s.replace("fusion + CE 0.0", "fusion (packaged)")}
+        for t in DEVS + TESTS:
+            row[t] = round(float(scores[t][s].mean()), 4)
+        for t in TESTS:
+            base, this = scores[t]["fusion + CE 0.0"], scores[t][s]
+            row[f"{t} up/down, p"] = f"{int((this > base).sum())}/{int((this < base).sum())}, " + (
+                f"{ttest_rel(this, base).pvalue:.2g}" if s != "fusion + CE 0.0" else "-"
+            )
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    types = query_types()
+    by_type = pd.DataFrame({s: scores[TARGET][s].groupby(scores[TARGET][s].index.map(types)).mean() for s in shown})
+    by_type.insert(0, "queries", scores[TARGET][shown[0]].index.map(types).value_counts())
+    markdown = "\n\n".join([
+        f"Chosen on dev (seed {args.seed}; best dev:flickr8k with dev:scifact-train >= fusion's - {MARGIN}): "
+        f"**{chosen}**. Cross-encoder over the fusion's top {args.top}, max length {args.max_length}.",
+        "## nDCG@10 (up/down, p: queries above / below the packaged fusion, paired t-test)",
+        table.to_markdown(index=False),
+        "## Dev grid",
+        dev.round(4).to_markdown(),
+        f"## {TARGET} nDCG@10 per query type",
+        by_type.round(4).to_markdown(),
+    ])  # fmt: skip
+    write_table(table, out, "A MiniLM cross-encoder over the packaged fusion (issue 18)", encoder,
+                time.time() - began, markdown)  # fmt: skip
+    print(markdown)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("stage", choices=["train", "evaluate"])
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--steps", type=int, default=1200)
+    parser.add_argument("--groups", type=int, default=6, help="Flickr8k query groups per step")
+    parser.add_argument("--scifact-groups", type=int, default=1, help="SciFact train query groups per step")
+    parser.add_argument("--depth", type=int, default=50, help="dense top k the negatives are drawn from")
+    parser.add_argument("--lr", type=float, default=3e-5)
+    parser.add_argument("--max-length", type=int, default=128)
+    parser.add_argument("--top", type=int, default=30, help="fusion candidates the cross-encoder reads")
+    parser.add_argument("--save-every", type=int, default=100)
+    parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--work", default="runs/cross-encoder")
+    parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR))
+    parser.add_argument("--out")
+    parser.add_argument("--overwrite", action="store_true")
+    args = parser.parse_args()
+    train(args) if args.stage == "train" else evaluate(args)
+
+
+if __name__ == "__main__":
+    main()
