@@ -70,24 +70,34 @@ class Passages:
         return iter(self.passages)
 
 
+def image_queries(captions: pd.DataFrame) -> pd.DataFrame:
+    """Per image of ``captions`` (image, caption_id, caption) up to three queries made from its first caption: the
+    longest keyword and the first phrase of ``querygen.KeywordQueries``, and the caption itself. Columns qid
+    (``image/kind``), query, image, kind, own (the docno ``image#caption_id`` of the caption they come from)."""
+    from pyterrier_compverify.querygen import KeywordQueries
+
+    firsts = captions.groupby("image", sort=True).first()
+    topics = []
+    for (image, row), made in zip(firsts.iterrows(), KeywordQueries().generate(firsts["caption"].tolist())):
+        keyword = max((q for q, kind in made if kind == "keyword"), key=len, default=None)
+        phrase = next((q for q, kind in made if kind == "phrase"), None)
+        own = f"{image}#{row['caption_id']}"
+        for kind, query in (("keyword", keyword), ("phrase", phrase), ("caption", row["caption"])):
+            if query:
+                topics.append({"qid": f"{image}/{kind}", "query": query, "image": image, "kind": kind, "own": own})
+    return pd.DataFrame(topics, columns=["qid", "query", "image", "kind", "own"])
+
+
 def flickr_dev(work: Path):
     """(collection, topics, qrels) of the Flickr8k dev caption-retrieval task (see the module docstring)."""
     from pyterrier_compverify.datasets.flickr8k import flickr8k_captions
-    from pyterrier_compverify.querygen import KeywordQueries
 
     captions = flickr8k_captions("dev")
     passages = [{"docno": f"{i}#{c}", "text": t} for i, c, t in captions[["image", "caption_id", "caption"]].values]
     path = work / "flickr-dev-kw.json"
     if not path.exists():
-        firsts = captions.groupby("image", sort=True)["caption"].first()
-        topics = []
-        for (image, first), made in zip(firsts.items(), KeywordQueries().generate(firsts.tolist())):
-            keyword = max((q for q, kind in made if kind == "keyword"), key=len, default=None)
-            phrase = next((q for q, kind in made if kind == "phrase"), None)
-            for kind, query in (("keyword", keyword), ("phrase", phrase), ("caption", first)):
-                if query:
-                    topics.append({"qid": f"{image}/{kind}", "query": query, "image": image, "kind": kind})
-        path.write_text(json.dumps(topics))
+        made = image_queries(captions)[["qid", "query", "image", "kind"]]
+        path.write_text(json.dumps(made.to_dict("records")))
     topics = pd.DataFrame(json.loads(path.read_text()))
     qrels = topics[["qid", "image"]].merge(
         pd.DataFrame({"image": captions["image"], "docno": [p["docno"] for p in passages]}), on="image"

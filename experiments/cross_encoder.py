@@ -52,7 +52,7 @@ from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices, fus
 from pyterrier_compverify.reporting import write_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from capretrieval_best import DEVS, TARGET, TESTS, Passages, scifact_train_split, task  # noqa: E402
+from capretrieval_best import DEVS, TARGET, TESTS, Passages, image_queries, scifact_train_split, task  # noqa: E402
 from idf_maxsim import TREC  # noqa: E402
 
 GROUP = 8  # 1 relevant + 7 negatives
@@ -66,7 +66,7 @@ MARGIN = 0.005
 def flickr_groups(encoder: cv.TokenEncoder, work: Path, depth: int) -> list[dict]:
     """Per Flickr8k train query: {"query", "positives": [text], "negatives": [text]} (cached)."""
     from pyterrier_compverify.datasets.flickr8k import flickr8k_captions
-    from pyterrier_compverify.querygen import KeywordQueries, drop_leaking
+    from pyterrier_compverify.querygen import drop_leaking
 
     cache = work / f"flickr-groups-{depth}.json"
     if cache.exists():
@@ -77,16 +77,7 @@ def flickr_groups(encoder: cv.TokenEncoder, work: Path, depth: int) -> list[dict
     print(f"leakage filter: {int((~keep).sum())} of {len(captions)} train captions dropped", flush=True)
     captions = captions[keep].reset_index(drop=True)
     text = {f"{i}#{c}": t for i, c, t in captions[["image", "caption_id", "caption"]].values}
-    firsts = captions.groupby("image", sort=True).first()
-    topics = []
-    for (image, row), made in zip(firsts.iterrows(), KeywordQueries().generate(firsts["caption"].tolist())):
-        keyword = max((q for q, kind in made if kind == "keyword"), key=len, default=None)
-        phrase = next((q for q, kind in made if kind == "phrase"), None)
-        own = f"{image}#{row['caption_id']}"
-        for kind, query in (("keyword", keyword), ("phrase", phrase), ("caption", row["caption"])):
-            if query:
-                topics.append({"qid": f"{image}/{kind}", "query": query, "image": image, "own": own})
-    topics = pd.DataFrame(topics)
+    topics = image_queries(captions)
     passages = [{"docno": d, "text": t} for d, t in text.items()]
     indices = build_indices(Passages("flickr8k-train-captions-noleak", passages), encoder, work, verbose=True)
     indices.flex.verbose = False

@@ -42,7 +42,7 @@ from pyterrier_compverify.scoring.heads.token_weights import TokenWeightedMaxSim
 from pyterrier_compverify.scoring.packed_maxsim import weighted_mean
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from capretrieval_best import DEVS, TESTS, Passages, scifact_train_split, task  # noqa: E402
+from capretrieval_best import DEVS, TESTS, Passages, image_queries, scifact_train_split, task  # noqa: E402
 from idf_maxsim import TREC, row_maxima  # noqa: E402
 
 from pyterrier_compverify.datasets.capretrieval import query_types  # noqa: E402
@@ -74,7 +74,6 @@ def query_rows(frame: pd.DataFrame, store: cv.TokenStore, relevant: pd.Series) -
 def flickr_training_data(args, encoder: cv.TokenEncoder, work: Path) -> list:
     """The Flickr8k train caption-retrieval queries of one seed (see the module docstring), cached."""
     from pyterrier_compverify.datasets.flickr8k import flickr8k_captions
-    from pyterrier_compverify.querygen import KeywordQueries
 
     tuned = f"-{encoder.fingerprint}" if args.model else ""  # another encoder, other states
     cache = work / f"train-{args.images}-{args.depth}-s{args.seed}{tuned}.pt"
@@ -83,16 +82,7 @@ def flickr_training_data(args, encoder: cv.TokenEncoder, work: Path) -> list:
     captions = flickr8k_captions("train")
     passages = [{"docno": f"{i}#{c}", "text": t} for i, c, t in captions[["image", "caption_id", "caption"]].values]
     images = np.random.default_rng(args.seed).permutation(captions["image"].unique())[: args.images]
-    firsts = captions[captions["image"].isin(set(images))].groupby("image", sort=True).first()
-    topics = []
-    for (image, row), made in zip(firsts.iterrows(), KeywordQueries().generate(firsts["caption"].tolist())):
-        keyword = max((q for q, kind in made if kind == "keyword"), key=len, default=None)
-        phrase = next((q for q, kind in made if kind == "phrase"), None)
-        own = f"{image}#{row['caption_id']}"
-        for kind, query in (("keyword", keyword), ("phrase", phrase), ("caption", row["caption"])):
-            if query:
-                topics.append({"qid": f"{image}/{kind}", "query": query, "image": image, "own": own, "kind": kind})
-    topics = pd.DataFrame(topics)
+    topics = image_queries(captions[captions["image"].isin(set(images))])
     indices = build_indices(Passages("flickr8k-train-captions", passages), encoder, work, verbose=True)
     indices.flex.verbose = False
     first = encoder.query_token_encoder() >> indices.flex.retriever(num_results=args.depth + 1, drop_query_vec=True)

@@ -35,6 +35,9 @@ from pyterrier_compverify.training.verifier_mix import (
     structural_rows,
 )
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from capretrieval_best import image_queries  # noqa: E402  (the Flickr8k dev queries' recipe)
+
 DEV_QUERIES = 200
 
 
@@ -305,23 +308,12 @@ def caption_retrieval_dev(d: dict, run_dir: Path):
     """A dev retrieval task of the granularity kind on Flickr8k dev: the 5,000 dev captions are the passages; per
     image three queries (a keyword and a phrase from ``querygen.KeywordQueries``, and the image's first caption);
     the image's captions are relevant. Returns (topics, qrels, passages)."""
-    from pyterrier_compverify.querygen import KeywordQueries
-
     path = run_dir / "data" / "flickr-dev-kw.json"
     captions = d["dev_captions"]
     passages = [{"docno": f"{i}#{c}", "text": t} for i, c, t in captions[["image", "caption_id", "caption"]].values]
     if not path.exists():
-        kw = KeywordQueries()
-        topics = []
-        for image, group in captions.groupby("image", sort=True):
-            first = group["caption"].iloc[0]
-            made = kw.queries(first)
-            keyword = max((q for q, kind in made if kind == "keyword"), key=len, default=None)
-            phrase = next((q for q, kind in made if kind == "phrase"), None)
-            for kind, query in (("keyword", keyword), ("phrase", phrase), ("caption", first)):
-                if query:
-                    topics.append({"qid": f"{image}/{kind}", "query": query, "image": image, "kind": kind})
-        path.write_text(json.dumps(topics))
+        made = image_queries(captions)[["qid", "query", "image", "kind"]]
+        path.write_text(json.dumps(made.to_dict("records")))
     topics = pd.DataFrame(json.loads(path.read_text()))
     qrels = topics[["qid", "image"]].merge(
         pd.DataFrame({"image": captions["image"], "docno": [p["docno"] for p in passages]}), on="image"

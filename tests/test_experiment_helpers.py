@@ -1,5 +1,6 @@
-"""The helpers of ``experiments/weighted_fusion.py`` that the issue 18 figures rest on: the depth cut of the
-cached pool, the rows nDCG@10 reads, and the pseudo-relevance-feedback signal."""
+"""The helpers of ``experiments/`` that the issue 18 figures rest on: the depth cut of the cached pool, the rows
+nDCG@10 reads and the pseudo-relevance-feedback signal (``weighted_fusion.py``), and the Flickr8k query recipe
+(``capretrieval_best.image_queries``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
 import weighted_fusion  # noqa: E402
@@ -59,3 +61,26 @@ def test_feedback_is_each_candidates_cosine_to_the_mean_of_the_first_pass_top_k(
         centroid /= np.linalg.norm(centroid)
         expected = vectors[group["vec_row"]] @ centroid
         np.testing.assert_allclose(out.loc[group.index, "prf"], expected, rtol=1e-5)
+
+
+def test_image_queries_make_a_keyword_a_phrase_and_the_caption_from_each_images_first_caption():
+    pytest.importorskip("spacy")
+    import capretrieval_best
+
+    captions = pd.DataFrame(
+        {
+            "image": ["b.jpg", "b.jpg", "a.jpg", "c.jpg"],
+            "caption_id": [3, 4, 0, 0],
+            "caption": ["A black dog runs on the grass .", "A dog outside .", "Two people fly a kite .", "Yes ."],
+        }
+    )
+    made = capretrieval_best.image_queries(captions)
+    assert list(made.columns) == ["qid", "query", "image", "kind", "own"]
+    assert made["image"].unique().tolist() == ["a.jpg", "b.jpg", "c.jpg"]  # sorted by image
+    dog = made[made["image"] == "b.jpg"].set_index("kind")
+    assert dog.index.tolist() == ["keyword", "phrase", "caption"]
+    assert dog.loc["keyword", "query"] == "black dog"  # the longest keyword
+    assert dog.loc["phrase", "query"] == "dog running"
+    assert dog.loc["caption", "query"] == "A black dog runs on the grass ."  # the first caption, not the second
+    assert (dog["own"] == "b.jpg#3").all() and dog.loc["caption", "qid"] == "b.jpg/caption"
+    assert made[made["image"] == "c.jpg"]["kind"].tolist() == ["caption"]  # nothing to make a keyword of
