@@ -33,6 +33,18 @@ class DistinctDocVectors(pt.Transformer):
         return inp.assign(doc_vec=list(np.asarray(vectors)[codes]))
 
 
+def sample_per_category(triplets: pd.DataFrame, limit: int, seed: int = 0) -> pd.DataFrame:
+    """At most ``limit`` rows of each (source, category) of ``triplets``, drawn at random with ``seed`` rather
+    than the files' first rows, kept in their original order.
+
+    >>> frame = pd.DataFrame({"source": "s", "category": ["a"] * 5 + ["b"], "id": range(6)})
+    >>> sample_per_category(frame, 2)["category"].tolist()
+    ['a', 'a', 'b']
+    """
+    shuffled = triplets.sample(frac=1.0, random_state=seed)
+    return shuffled.groupby(["source", "category"], group_keys=False, sort=False).head(limit).sort_index()
+
+
 def named_scorers(names: list[str], encoder: TokenEncoder) -> dict:
     """Scorers by name: ``pooled`` (the encoder's own pooled cosine, pyterrier-dr's text scorer), ``maxsim``,
     ``mapverifier`` / ``mapcnn`` / ``weightedmaxsim`` (the packaged weights: ``cv.MapVerifier()`` / ``cv.MapCNN()`` /
@@ -105,7 +117,7 @@ def run_nearmiss(
     started = time.time()
     triplets = nearmiss_triplets(source)
     if limit:
-        triplets = triplets.groupby("category", group_keys=False).head(limit)
+        triplets = sample_per_category(triplets, limit, seed)
     encoder = TokenEncoder(model, max_length=max_length, device=device)
     scorers = named_scorers(list(scorers), encoder)
     table = nearmiss_table(scorers, triplets, distractors=distractors, seed=seed)
@@ -117,7 +129,7 @@ def run_nearmiss(
     if out is not None:
         from .reporting import write_table
 
-        title = f"near-miss triplets ({source}{f', first {limit} per category' if limit else ''}) with controls"
+        title = f"near-miss triplets ({source}{f', {limit} per category, seed {seed}' if limit else ''}) with controls"
         legend = LEGEND.format(k=distractors, seed=seed)
         write_table(shown, Path(out), title, encoder, time.time() - started, f"{legend}\n\n{markdown}")
     return table
@@ -147,7 +159,9 @@ def register(subparsers) -> None:
         "need 256, at 128 the edit is cut off and the resulting ties count as losses); a verifier trained at "
         "another length keeps its own",
     )
-    parser.add_argument("--limit", type=positive_int, default=None, help="first N triplets per category (quick runs)")
+    parser.add_argument(
+        "--limit", type=positive_int, default=None, help="N triplets per category, drawn with --seed (quick runs)"
+    )
     parser.add_argument(
         "--distractors",
         type=non_negative_int,
@@ -158,7 +172,7 @@ def register(subparsers) -> None:
         "--seed",
         type=int,
         default=None,
-        help=f"seed of the distractor draw (default {default_of(run_nearmiss, 'seed')})",
+        help=f"seed of the distractor draw and of --limit's sample (default {default_of(run_nearmiss, 'seed')})",
     )
     parser.add_argument("--out", default="experiments/results/nearmiss-baselines", help="output stem (.md/.json)")
     parser.set_defaults(func=nearmiss_command)
@@ -171,8 +185,10 @@ def nearmiss_command(args: argparse.Namespace) -> pd.DataFrame:
     scorers = args.scorers.split(",")
     if all(name in MODEL_FREE for name in scorers):
         refuse_ignored(args, ["model", "device", "max_length"], f"with --scorers {args.scorers} (they use no model)")
-    if args.distractors == 0:
-        refuse_ignored(args, ["seed"], "with --distractors 0 (it seeds the distractor draw)")
+    if args.distractors == 0 and args.limit is None:
+        refuse_ignored(
+            args, ["seed"], "with --distractors 0 and no --limit (it seeds the distractor draw and the sample)"
+        )
     return run_nearmiss(
         source=args.source,
         scorers=scorers,

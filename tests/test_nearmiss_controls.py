@@ -246,3 +246,27 @@ def test_nearmiss_command_writes_the_table(tmp_path, monkeypatch, tiny_model_dir
     assert "headline" in capsys.readouterr().out
     with pytest.raises(ValueError, match="unknown scorer"):
         nearmiss_report.named_scorers(["nope"], None)
+
+
+def test_limit_draws_a_seeded_sample_of_each_category_not_its_first_rows():
+    frame = pd.DataFrame({"source": "s", "category": ["a"] * 50 + ["b"] * 3, "id": range(53)})
+    drawn = nearmiss_report.sample_per_category(frame, 5, seed=0)
+    assert drawn.groupby("category").size().to_dict() == {"a": 5, "b": 3}  # a category smaller than N: all of it
+    assert drawn["id"].is_monotonic_increasing  # kept in the file's order
+    assert drawn[drawn.category == "a"]["id"].tolist() != list(range(5))
+    assert drawn.equals(nearmiss_report.sample_per_category(frame, 5, seed=0))
+    assert not drawn.equals(nearmiss_report.sample_per_category(frame, 5, seed=1))
+
+
+def test_seed_with_no_distractors_is_accepted_when_it_draws_the_limit_sample(monkeypatch):
+    from pyterrier_compverify.cli import main
+
+    seen = {}
+
+    def run(**kwargs):
+        seen.update(kwargs)
+
+    run.__wrapped__ = nearmiss_report.run_nearmiss  # the parser reads the defaults from its signature
+    monkeypatch.setattr(nearmiss_report, "run_nearmiss", run)
+    main(["nearmiss", "--distractors", "0", "--limit", "4", "--seed", "3", "--model", "/no/model"])
+    assert seen["seed"] == 3 and seen["limit"] == 4 and seen["distractors"] == 0
