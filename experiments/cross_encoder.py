@@ -11,6 +11,11 @@ CPU, full fine-tuning:
 - SciFact *train* queries outside dev:scifact-train (509), relevant = their abstracts, negatives = dense top
   ``--depth`` abstracts, so that science retrieval is kept.
 
+``--own-positive`` makes a keyword or phrase query's own caption relevant too (without it the positives are only
+the image's *other* captions, which share fewer words with the query than the dense-mined negatives do, so the model
+learns to prefer less overlap); ``--random-negatives K`` draws K of a Flickr8k group's 7 negatives from all train
+captions instead of the dense top ``--depth``.
+
 Each step: ``--groups`` Flickr8k groups and ``--scifact-groups`` SciFact groups of 1 relevant + 7 negatives,
 listwise softmax loss per group; AdamW, 10% warm-up then linear decay; a checkpoint every ``--save-every`` steps
 (``--resume`` continues from the last one).
@@ -63,12 +68,14 @@ MARGIN = 0.005
 # ---------------------------------------------------------------- training data
 
 
-def flickr_groups(encoder: cv.TokenEncoder, work: Path, depth: int) -> list[dict]:
-    """Per Flickr8k train query: {"query", "positives": [text], "negatives": [text]} (cached)."""
+def flickr_groups(encoder: cv.TokenEncoder, work: Path, depth: int, own_positive: bool = False) -> list[dict]:
+    """Per Flickr8k train query: {"query", "positives": [text], "negatives": [text]} (cached). The caption a query
+    was made from is never a positive of a caption query; of a keyword or phrase query only with ``own_positive``
+    (as in ``token_weights.py`` and dev:flickr8k's qrels)."""
     from pyterrier_compverify.datasets.flickr8k import flickr8k_captions
     from pyterrier_compverify.querygen import drop_leaking
 
-    cache = work / f"flickr-groups-{depth}.json"
+    cache = work / f"flickr-groups-{depth}{'-own' if own_positive else ''}.json"
     if cache.exists():
         return json.loads(cache.read_text())
     captions = flickr8k_captions("train")
@@ -89,7 +96,8 @@ def flickr_groups(encoder: cv.TokenEncoder, work: Path, depth: int) -> list[dict
     groups = []
     for t in topics.itertuples():
         cands = ranked.get(t.qid, pd.DataFrame({"docno": []}))
-        positives = [text[d] for d in by_image[t.image] if d != t.own]
+        keep_own = own_positive and t.kind != "caption"
+        positives = [text[d] for d in by_image[t.image] if d != t.own or keep_own]
         negatives = [text[d] for d in cands["docno"] if not d.startswith(f"{t.image}#")][:depth]
         if positives and len(negatives) >= GROUP - 1:
             groups.append({"query": t.query, "positives": positives, "negatives": negatives})
@@ -125,12 +133,16 @@ def scifact_groups(encoder: cv.TokenEncoder, index_dir: Path, work: Path, depth:
 # ---------------------------------------------------------------- training
 
 
-def group_loss(model, tokenizer, groups: list[dict], rng: np.random.Generator, max_length: int) -> torch.Tensor:
-    """Listwise softmax loss of ``groups`` (each: its relevant text first, then 7 sampled negatives)."""
+def group_loss(
+    model, tokenizer, groups: list[dict], rng: np.random.Generator, max_length: int, pool: list[str] = (), k: int = 0
+) -> torch.Tensor:
+    """Listwise softmax loss of ``groups`` (each: its relevant text first, then 7 negatives: ``7 - k`` sampled from
+    its own and ``k`` drawn from ``pool``, the texts of other groups)."""
     queries, texts = [], []
     for g in groups:
-        picks = rng.choice(len(g["negatives"]), GROUP - 1, replace=False)
-        texts += [g["positives"][rng.integers(len(g["positives"]))], *(g["negatives"][i] for i in picks)]
+        picks = rng.choice(len(g["negatives"]), GROUP - 1 - k, replace=False)
+        drawn = [pool[i] for i in rng.choice(len(pool), k, replace=False)] if k else []
+        texts += [g["positives"][rng.integers(len(g["positives"]))], *(g["negatives"][i] for i in picks), *drawn]
         queries += [g["query"]] * GROUP
     batch = tokenizer(queries, texts, truncation="only_second", max_length=max_length, padding=True,
                       return_tensors="pt")  # fmt: skip
@@ -140,10 +152,11 @@ def group_loss(model, tokenizer, groups: list[dict], rng: np.random.Generator, m
 
 def train(args) -> None:
     work = Path(args.work)
-    run = work / f"ce-s{args.seed}"
+    run = work / f"ce{args.tag and '-' + args.tag}-s{args.seed}"
     run.mkdir(parents=True, exist_ok=True)
     encoder = cv.TokenEncoder(DEFAULT_MODEL)
-    flickr = flickr_groups(encoder, work, args.depth)
+    flickr = flickr_groups(encoder, work, args.depth, args.own_positive)
+    pool = sorted({text for g in flickr for text in g["positives"]})  # every kept train caption
     scifact = scifact_groups(encoder, Path(args.index_dir), work, args.depth) if args.scifact_groups else []
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
@@ -168,7 +181,7 @@ def train(args) -> None:
     began = time.time()
     for step in tqdm(range(start, args.steps), total=args.steps, initial=start, desc="cross-encoder", mininterval=30):
         picks = [flickr[i] for i in rng.choice(len(flickr), args.groups, replace=False)]
-        loss = group_loss(model, tokenizer, picks, rng, args.max_length)
+        loss = group_loss(model, tokenizer, picks, rng, args.max_length, pool, args.random_negatives)
         if scifact:
             picks = [scifact[i] for i in rng.choice(len(scifact), args.scifact_groups, replace=False)]
             loss = loss + group_loss(model, tokenizer, picks, rng, args.max_length)
@@ -212,7 +225,7 @@ def features(task_name: str, args, encoder, model, tokenizer) -> tuple[pd.DataFr
     index_dir = Path(args.index_dir)
     collection, topics, qrels = task(task_name, index_dir)
     name = f"features-{task_name.replace('/', '_')}-top{args.top}-len{args.max_length}.pkl"
-    cache = Path(args.work) / f"ce-s{args.seed}" / name
+    cache = Path(args.work) / f"ce{args.tag and '-' + args.tag}-s{args.seed}" / name
     if cache.exists():
         return pd.read_pickle(cache), qrels
     indices = build_indices(collection, encoder, index_dir, verbose=False)
@@ -238,10 +251,10 @@ def per_query(frame: pd.DataFrame, weights: dict, qrels: pd.DataFrame) -> pd.Ser
 
 def evaluate(args) -> None:
     began = time.time()
-    out = Path(args.out or f"experiments/results/cross-encoder-s{args.seed}")
+    out = Path(args.out or f"experiments/results/cross-encoder{args.tag and '-' + args.tag}-s{args.seed}")
     if out.with_name(out.name + ".md").exists() and not args.overwrite:
         raise SystemExit(f"{out}.md exists: pass --overwrite or another --out")
-    run = Path(args.work) / f"ce-s{args.seed}" / "final"
+    run = Path(args.work) / f"ce{args.tag and '-' + args.tag}-s{args.seed}" / "final"
     tokenizer = AutoTokenizer.from_pretrained(run)
     model = AutoModelForSequenceClassification.from_pretrained(run).eval()
     torch.set_num_threads(args.threads)
@@ -300,6 +313,13 @@ def main() -> None:
     parser.add_argument("--scifact-groups", type=int, default=1, help="SciFact train query groups per step")
     parser.add_argument("--depth", type=int, default=50, help="dense top k the negatives are drawn from")
     parser.add_argument("--lr", type=float, default=3e-5)
+    parser.add_argument(
+        "--own-positive", action="store_true", help="a keyword / phrase query's own caption is relevant"
+    )
+    parser.add_argument(
+        "--random-negatives", type=int, default=0, help="of a Flickr8k group's 7 negatives, drawn at random"
+    )
+    parser.add_argument("--tag", default="", help="a name part of the run folder and the results, e.g. 'own'")
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--top", type=int, default=30, help="fusion candidates the cross-encoder reads")
     parser.add_argument("--save-every", type=int, default=100)
