@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import os
+import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -95,8 +96,18 @@ def warn_if_emulated(dtype: str, device: torch.device | str = "cpu") -> None:
         warnings.warn(
             "bf16 on this CPU (no AVX-512 BF16 / AMX) is emulated, about 100x slower than fp32: "
             "use dtype='fp32' (bf16=False for training)",
-            stacklevel=3,
+            stacklevel=outside_package_stacklevel(),
         )
+
+
+def outside_package_stacklevel() -> int:
+    """The ``stacklevel`` of a warning raised by this package's caller of this function that points at the first
+    frame outside the package (the user's line), however deep inside the package the warning is raised."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def check_dtype(dtype) -> str:

@@ -110,6 +110,23 @@ def test_bf16_warns_only_on_a_cpu_that_emulates_it(monkeypatch, tiny_model_dir, 
     emulated = [str(w.message) for w in seen if "emulated" in str(w.message)]
     assert len(emulated) == (0 if native else 2)
     assert all("use dtype='fp32'" in message for message in emulated)
+    assert all(w.filename == __file__ for w in seen if "emulated" in str(w.message))  # points at the user's line
+
+
+def test_the_emulated_bf16_warning_points_at_the_users_line_from_a_subclass(monkeypatch, tmp_path, tiny_model_dir):
+    """MapVerifier reaches the warning three constructors deep; the warning still names this file, not rerank.py."""
+    import warnings
+
+    import pyterrier_compverify.encoder as encoder_module
+    from pyterrier_compverify.scoring import build_head
+
+    monkeypatch.setattr(encoder_module, "native_bf16", lambda: False)
+    fp32 = cv.TokenEncoder(tiny_model_dir, device="cpu", dtype="fp32")
+    verifier = cv.Verifier.save(tmp_path / "v", fp32, build_head("F4", dim=fp32.dim), "F4")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        cv.MapVerifier(verifier, encoder=fp32, dtype="bf16")
+    assert [w.filename for w in seen if "emulated" in str(w.message)] == [__file__]
 
 
 def test_same_spec_apart_from_the_recorded_dtype(encoders):
