@@ -13,8 +13,12 @@ CPU, full fine-tuning:
 
 ``--own-positive`` makes a keyword or phrase query's own caption relevant too (without it the positives are only
 the image's *other* captions, which share fewer words with the query than the dense-mined negatives do, so the model
-learns to prefer less overlap); ``--random-negatives K`` draws K of a Flickr8k group's 7 negatives from all train
-captions instead of the dense top ``--depth``.
+learns to prefer less overlap); ``--random-negatives K`` draws K of a Flickr8k group's 7 negatives at random from the
+groups' positives (every kept train caption with ``--own-positive``; without it each image's first caption is
+missing) instead of the dense top ``--depth``. The draw does not exclude the query image's own captions (about
+0.03% of draws land there); the committed results were made so. ``--covering`` labels by what a caption says rather
+than which image it came from: another image's caption that holds every content word of the query (Porter stems)
+is relevant, never a negative, and the random negatives are checked not to hold them (``flickr_groups``).
 
 Each step: ``--groups`` Flickr8k groups and ``--scifact-groups`` SciFact groups of 1 relevant + 7 negatives,
 listwise softmax loss per group; AdamW, 10% warm-up then linear decay; a checkpoint every ``--save-every`` steps
@@ -27,6 +31,7 @@ whose dev:scifact-train nDCG@10 is at least the fusion's minus 0.005. Test colle
 
     COMPVERIFY_DATA=/path/to/data python experiments/cross_encoder.py train --seed 42
     COMPVERIFY_DATA=/path/to/data python experiments/cross_encoder.py evaluate --seed 42
+    ... train --seed 42 --tag cover --own-positive --random-negatives 2 --covering; ... evaluate --seed 42 --tag cover
 
 Writes ``--out`` (default experiments/results/cross-encoder-s<seed>).{md,json}.
 """
@@ -35,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -68,14 +74,34 @@ MARGIN = 0.005
 # ---------------------------------------------------------------- training data
 
 
-def flickr_groups(encoder: cv.TokenEncoder, work: Path, depth: int, own_positive: bool = False) -> list[dict]:
+def content_stems(text: str) -> frozenset[str]:
+    """Porter stems of the words of ``text`` that are not spaCy stop words.
+
+    >>> sorted(content_stems("A boy in blue shorts slides down"))
+    ['blue', 'boy', 'short', 'slide']
+    """
+    from nltk.stem import PorterStemmer
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    stem = PorterStemmer().stem
+    return frozenset(stem(w) for w in re.findall(r"[a-z]+", text.lower()) if w not in STOP_WORDS)
+
+
+def flickr_groups(
+    encoder: cv.TokenEncoder, work: Path, depth: int, own_positive: bool = False, covering: bool = False
+) -> list[dict]:
     """Per Flickr8k train query: {"query", "positives": [text], "negatives": [text]} (cached). The caption a query
     was made from is never a positive of a caption query; of a keyword or phrase query only with ``own_positive``
-    (as in ``token_weights.py`` and dev:flickr8k's qrels)."""
+    (as in ``token_weights.py`` and dev:flickr8k's qrels).
+
+    ``covering``: a caption of another image whose content stems hold all of the query's (``content_stems``) is
+    relevant, not a negative: "boy in short" is met by "a boy in blue shorts" whichever image it describes. The
+    dense top ``2 * depth`` is read so that ``depth`` non-covering negatives remain where they exist; a group with
+    fewer than 7 is filled with random non-covering captions."""
     from pyterrier_compverify.datasets.flickr8k import flickr8k_captions
     from pyterrier_compverify.querygen import drop_leaking
 
-    cache = work / f"flickr-groups-{depth}{'-own' if own_positive else ''}.json"
+    cache = work / f"flickr-groups-{depth}{'-own' if own_positive else ''}{'-cover' if covering else ''}.json"
     if cache.exists():
         return json.loads(cache.read_text())
     captions = flickr8k_captions("train")
@@ -88,8 +114,12 @@ def flickr_groups(encoder: cv.TokenEncoder, work: Path, depth: int, own_positive
     passages = [{"docno": d, "text": t} for d, t in text.items()]
     indices = build_indices(Passages("flickr8k-train-captions-noleak", passages), encoder, work, verbose=True)
     indices.flex.verbose = False
-    first = encoder.query_encoder() >> indices.flex.retriever(num_results=depth + 1, drop_query_vec=True)
+    read = 2 * depth if covering else depth + 1
+    first = encoder.query_encoder() >> indices.flex.retriever(num_results=read, drop_query_vec=True)
     ranked = first(topics[["qid", "query"]])
+    stems = {d: content_stems(t) for d, t in text.items()} if covering else {}
+    rng = np.random.default_rng(0)
+    docnos = list(text)
     by_image = captions.assign(docno=lambda f: f["image"] + "#" + f["caption_id"].astype(str)).groupby("image")
     by_image = by_image["docno"].apply(list).to_dict()
     ranked = dict(list(ranked.groupby("qid", sort=False)))
@@ -98,9 +128,23 @@ def flickr_groups(encoder: cv.TokenEncoder, work: Path, depth: int, own_positive
         cands = ranked.get(t.qid, pd.DataFrame({"docno": []}))
         keep_own = own_positive and t.kind != "caption"
         positives = [text[d] for d in by_image[t.image] if d != t.own or keep_own]
-        negatives = [text[d] for d in cands["docno"] if not d.startswith(f"{t.image}#")][:depth]
+        others = [d for d in cands["docno"] if not d.startswith(f"{t.image}#")]
+        wanted = content_stems(t.query) if covering else frozenset()
+        randoms = []
+        if wanted:
+            positives += [text[d] for d in others if wanted <= stems[d]]
+            others = [d for d in others if not wanted <= stems[d]]
+            while len(randoms) < GROUP - 1 + max(0, GROUP - 1 - len(others)):
+                d = docnos[rng.integers(len(docnos))]
+                if not wanted <= stems[d] and not d.startswith(f"{t.image}#") and d not in others + randoms:
+                    randoms.append(d)
+            others += randoms[GROUP - 1 :]  # fill a group short of negatives
+        negatives = [text[d] for d in others][:depth]
         if positives and len(negatives) >= GROUP - 1:
-            groups.append({"query": t.query, "positives": positives, "negatives": negatives})
+            group = {"query": t.query, "positives": positives, "negatives": negatives}
+            if wanted:
+                group["random"] = [text[d] for d in randoms[: GROUP - 1]]  # non-covering, for --random-negatives
+            groups.append(group)
     cache.write_text(json.dumps(groups))
     print(f"Flickr8k train: {len(groups)} query groups", flush=True)
     return groups
@@ -142,6 +186,8 @@ def group_loss(
     for g in groups:
         picks = rng.choice(len(g["negatives"]), GROUP - 1 - k, replace=False)
         drawn = [pool[i] for i in rng.choice(len(pool), k, replace=False)] if k else []
+        if k and "random" in g:  # random negatives checked not to cover the query (``flickr_groups``)
+            drawn = [g["random"][i] for i in rng.choice(len(g["random"]), k, replace=False)]
         texts += [g["positives"][rng.integers(len(g["positives"]))], *(g["negatives"][i] for i in picks), *drawn]
         queries += [g["query"]] * GROUP
     batch = tokenizer(queries, texts, truncation="only_second", max_length=max_length, padding=True,
@@ -155,8 +201,8 @@ def train(args) -> None:
     run = work / f"ce{args.tag and '-' + args.tag}-s{args.seed}"
     run.mkdir(parents=True, exist_ok=True)
     encoder = cv.TokenEncoder(DEFAULT_MODEL)
-    flickr = flickr_groups(encoder, work, args.depth, args.own_positive)
-    pool = sorted({text for g in flickr for text in g["positives"]})  # every kept train caption
+    flickr = flickr_groups(encoder, work, args.depth, args.own_positive, args.covering)
+    pool = sorted({text for g in flickr for text in g["positives"]})  # the positives' captions (see the docstring)
     scifact = scifact_groups(encoder, Path(args.index_dir), work, args.depth) if args.scifact_groups else []
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
@@ -319,6 +365,9 @@ def main() -> None:
     parser.add_argument(
         "--random-negatives", type=int, default=0, help="of a Flickr8k group's 7 negatives, drawn at random"
     )
+    parser.add_argument(
+        "--covering", action="store_true", help="another image's caption holding every query content word is relevant"
+    )
     parser.add_argument("--tag", default="", help="a name part of the run folder and the results, e.g. 'own'")
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--top", type=int, default=30, help="fusion candidates the cross-encoder reads")
@@ -330,6 +379,8 @@ def main() -> None:
     parser.add_argument("--out")
     parser.add_argument("--overwrite", action="store_true")
     args = parser.parse_args()
+    if not 0 <= args.random_negatives < GROUP:
+        parser.error(f"--random-negatives must be 0-{GROUP - 1} (of a group's {GROUP - 1} negatives)")
     train(args) if args.stage == "train" else evaluate(args)
 
 

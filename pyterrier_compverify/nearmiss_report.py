@@ -111,9 +111,9 @@ def run_nearmiss(
     out: str | Path | None = None,
 ) -> pd.DataFrame:
     """The near-miss table (``measures.nearmiss_table``) of named scorers (``named_scorers``), printed and, with
-    ``out``, written to ``out.md`` / ``out.json`` with the command line. ``limit``: the first N triplets per
-    category. ``max_length`` 256 by default: CondaQA passages need it, at 128 the edit is cut off and the tie
-    counts as a loss."""
+    ``out``, written to ``out.md`` / ``out.json`` with the command line. ``limit``: N triplets per (source,
+    category), drawn with ``seed`` (``sample_per_category``). ``max_length`` 256 by default: CondaQA passages need
+    it, at 128 the edit is cut off and the tie counts as a loss."""
     started = time.time()
     triplets = nearmiss_triplets(source)
     if limit:
