@@ -1,6 +1,6 @@
 """The helpers of ``experiments/`` that the issue 18 figures rest on: the depth cut of the cached pool, the rows
 nDCG@10 reads and the pseudo-relevance-feedback signal (``weighted_fusion.py``), and the Flickr8k query recipe
-(``capretrieval_best.image_queries``)."""
+(``capretrieval_best.image_queries``), and the covering label of ``cross_encoder.py``."""
 
 from __future__ import annotations
 
@@ -84,3 +84,15 @@ def test_image_queries_make_a_keyword_a_phrase_and_the_caption_from_each_images_
     assert dog.loc["caption", "query"] == "A black dog runs on the grass ."  # the first caption, not the second
     assert (dog["own"] == "b.jpg#3").all() and dog.loc["caption", "qid"] == "b.jpg/caption"
     assert made[made["image"] == "c.jpg"]["kind"].tolist() == ["caption"]  # nothing to make a keyword of
+
+
+def test_covering_label_needs_every_query_content_word_by_stem():
+    """``cross_encoder.py --covering``: a caption is relevant to a query when its content stems hold the query's."""
+    import cross_encoder
+
+    stems = cross_encoder.content_stems
+    assert stems("boy in short") <= stems("A boy in blue shorts slides down a slide .")
+    assert stems("spotted dog") <= stems("A dog with black and white spots walks on the beach .")
+    assert not stems("pink dress") <= stems("A girl is in a dress .")
+    assert not stems("red shirt") <= stems("A man in a blue shirt .")
+    assert stems("the of a") == frozenset()  # nothing to cover: flickr_groups then keeps image-identity labels
