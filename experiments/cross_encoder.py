@@ -186,7 +186,8 @@ def group_loss(
     for g in groups:
         picks = rng.choice(len(g["negatives"]), GROUP - 1 - k, replace=False)
         drawn = [pool[i] for i in rng.choice(len(pool), k, replace=False)] if k else []
-        if k and "random" in g:  # random negatives checked not to cover the query (``flickr_groups``)
+        if k and "random" in g:  # checked not to cover the query (``flickr_groups``); the pool draw above is
+            # discarded then, kept only so that the random stream, and so the committed --covering run, stay as made
             drawn = [g["random"][i] for i in rng.choice(len(g["random"]), k, replace=False)]
         texts += [g["positives"][rng.integers(len(g["positives"]))], *(g["negatives"][i] for i in picks), *drawn]
         queries += [g["query"]] * GROUP
