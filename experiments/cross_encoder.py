@@ -27,11 +27,13 @@ listwise softmax loss per group; AdamW, 10% warm-up then linear decay; a checkpo
 Serving: the packaged ``fusion_pipeline`` (dense | BM25 top 300 >> WeightedMaxSim + BM25), its top ``--top`` read
 by the cross-encoder, and the two z-normalised (per query, over those ``--top``) and summed with weight ``w`` for the
 cross-encoder. ``w`` is chosen on dev with ``capretrieval_best.py``'s rule: the best dev:flickr8k among the weights
-whose dev:scifact-train nDCG@10 is at least the fusion's minus 0.005. Test collections are read once, after.
+whose dev:scifact-train nDCG@10 is at least the fusion's minus 0.005 (``--weight W`` gives ``w`` instead, e.g.
+seed 42's dev choice for seeds 43 and 44, and dev is not read). Test collections are read once, after.
 
     COMPVERIFY_DATA=/path/to/data python experiments/cross_encoder.py train --seed 42
     COMPVERIFY_DATA=/path/to/data python experiments/cross_encoder.py evaluate --seed 42
     ... train --seed 42 --tag cover --own-positive --random-negatives 2 --covering; ... evaluate --seed 42 --tag cover
+    ... train --seed 43 --tag cover ... --covering; ... evaluate --seed 43 --tag cover --weight 0.25
 
 Writes ``--out`` (default experiments/results/cross-encoder-s<seed>).{md,json}.
 """
@@ -306,17 +308,24 @@ def evaluate(args) -> None:
     model = AutoModelForSequenceClassification.from_pretrained(run).eval()
     torch.set_num_threads(args.threads)
     encoder = cv.TokenEncoder(DEFAULT_MODEL)
-    systems = {f"fusion + CE {w}": {"fusion": 1.0, "ce": w} for w in WEIGHTS}
+    weights = WEIGHTS if args.weight is None else (0.0, args.weight)
+    systems = {f"fusion + CE {w}": {"fusion": 1.0, "ce": w} for w in weights}
     systems["CE alone"] = {"ce": 1.0}
     scores = {}
-    for name in DEVS:
+    devs = DEVS if args.weight is None else []  # a weight given: dev is not read
+    for name in devs:
         frame, qrels = features(name, args, encoder, model, tokenizer)
         scores[name] = {s: per_query(frame, w, qrels) for s, w in systems.items()}
-    dev = pd.DataFrame({t: {s: v.mean() for s, v in by.items()} for t, by in scores.items()})
-    floor = dev.loc["fusion + CE 0.0", "dev:scifact-train"] - MARGIN
-    weighted = dev.loc[[f"fusion + CE {w}" for w in WEIGHTS]]  # "CE alone" is shown, not a candidate
-    chosen = weighted[weighted["dev:scifact-train"] >= floor]["dev:flickr8k"].idxmax()
-    print(f"dev:\n{dev}\nchosen: {chosen}", flush=True)
+    if args.weight is None:
+        dev = pd.DataFrame({t: {s: v.mean() for s, v in by.items()} for t, by in scores.items()})
+        floor = dev.loc["fusion + CE 0.0", "dev:scifact-train"] - MARGIN
+        weighted = dev.loc[[f"fusion + CE {w}" for w in WEIGHTS]]  # "CE alone" is shown, not a candidate
+        chosen = weighted[weighted["dev:scifact-train"] >= floor]["dev:flickr8k"].idxmax()
+        print(f"dev:\n{dev}\nchosen: {chosen}", flush=True)
+        how = f"Chosen on dev (seed {args.seed}; best dev:flickr8k with dev:scifact-train >= fusion's - {MARGIN})"
+    else:
+        chosen = f"fusion + CE {args.weight}"
+        how = f"Weight given (--weight {args.weight}, dev not read; seed {args.seed})"
     shown = ["fusion + CE 0.0", "CE alone", chosen] if chosen != "fusion + CE 0.0" else ["fusion + CE 0.0", "CE alone"]
     for name in TESTS:
         frame, qrels = features(name, args, encoder, model, tokenizer)
@@ -324,7 +333,7 @@ def evaluate(args) -> None:
     rows = []
     for s in shown:
         row = {"system": s.replace("fusion + CE 0.0", "fusion (packaged)")}
-        for t in DEVS + TESTS:
+        for t in devs + TESTS:
             row[t] = round(float(scores[t][s].mean()), 4)
         for t in TESTS:
             base, this = scores[t]["fusion + CE 0.0"], scores[t][s]
@@ -337,12 +346,10 @@ def evaluate(args) -> None:
     by_type = pd.DataFrame({s: scores[TARGET][s].groupby(scores[TARGET][s].index.map(types)).mean() for s in shown})
     by_type.insert(0, "queries", scores[TARGET][shown[0]].index.map(types).value_counts())
     markdown = "\n\n".join([
-        f"Chosen on dev (seed {args.seed}; best dev:flickr8k with dev:scifact-train >= fusion's - {MARGIN}): "
-        f"**{chosen}**. Cross-encoder over the fusion's top {args.top}, max length {args.max_length}.",
+        f"{how}: **{chosen}**. Cross-encoder over the fusion's top {args.top}, max length {args.max_length}.",
         "## nDCG@10 (up/down, p: queries above / below the packaged fusion, paired t-test)",
         table.to_markdown(index=False),
-        "## Dev grid",
-        dev.round(4).to_markdown(),
+        *(["## Dev grid", dev.round(4).to_markdown()] if args.weight is None else []),
         f"## {TARGET} nDCG@10 per query type",
         by_type.round(4).to_markdown(),
     ])  # fmt: skip
@@ -372,6 +379,11 @@ def main() -> None:
     parser.add_argument("--tag", default="", help="a name part of the run folder and the results, e.g. 'own'")
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--top", type=int, default=30, help="fusion candidates the cross-encoder reads")
+    parser.add_argument(
+        "--weight",
+        type=float,
+        help="the cross-encoder's fusion weight, given (e.g. another seed's dev choice): dev is not read",
+    )
     parser.add_argument("--save-every", type=int, default=100)
     parser.add_argument("--resume", action="store_true")
     parser.add_argument("--threads", type=int, default=2)
