@@ -380,8 +380,9 @@ def seeds(args) -> None:
             frames.append(pd.read_pickle(cache).rename(columns={"ce": f"ce{seed}"}))
         frame = frames[0]
         for other in frames[1:]:
-            merged = frame.merge(other.drop(columns="fusion"), on=["qid", "docno"])
-            if len(merged) != len(frame) or len(merged) != len(other):
+            merged = frame.merge(other, on=["qid", "docno"], suffixes=("", "_other"))
+            drift = (merged["fusion"] - merged.pop("fusion_other")).abs().max()
+            if len(merged) != len(frame) or len(merged) != len(other) or drift > 1e-4:
                 raise SystemExit(f"{name}: the seeds' fusion candidates differ ({len(frame)} vs {len(other)} rows)")
             frame = merged
         qrels = task(name, Path(args.index_dir))[2]
@@ -413,8 +414,8 @@ def seeds(args) -> None:
     types = query_types()
     by_type = pd.DataFrame({s: v.groupby(v.index.map(types)).mean() for s, v in scores[TARGET].items()})
     markdown = "\n\n".join([
-        f"Cross-encoder runs `--tag {args.tag}`, seeds {args.seeds}, each fused with the packaged fusion at weight "
-        f"{w} (seed 42's dev choice; nothing chosen here). Ensemble: the fusion + {w} x the mean of the seeds' "
+        f"Cross-encoder runs `--tag {args.tag}`, seeds {args.seeds}, each fused with the packaged fusion at the given "
+        f"weight {w} (`--weight`; nothing is chosen here). Ensemble: the fusion + {w} x the mean of the seeds' "
         "z-normalised cross-encoder scores. In brackets: queries above / below the packaged fusion, paired t-test.",
         table.to_markdown(index=False),
         "## Every run (nDCG@10)",
