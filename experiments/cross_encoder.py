@@ -386,6 +386,14 @@ def seeds(args) -> None:
                 raise SystemExit(f"{name}: the seeds' fusion candidates differ ({len(frame)} vs {len(other)} rows)")
             frame = merged
         qrels = task(name, Path(args.index_dir))[2]
+        label = dict(zip(zip(qrels["qid"], qrels["docno"]), qrels["label"]))
+        frame["oracle"] = [label.get(k, 0) for k in zip(frame["qid"], frame["docno"])] + 1e-6 * frame["fusion"].rank()
+        scores[name] = {  # ceilings: the fusion's top 10 / 30 reordered by the test labels (nothing chosen by them)
+            f"ceiling: fusion top {k} in label order": per_query(
+                frame[frame.groupby("qid")["fusion"].rank(ascending=False) <= k], {"oracle": 1.0}, qrels
+            )
+            for k in (10, args.top)
+        }
         systems = {"fusion (packaged)": {"fusion": 1.0}}
         for seed in seed_list:
             systems[f"CE alone s{seed}"] = {f"ce{seed}": 1.0}
@@ -393,7 +401,7 @@ def seeds(args) -> None:
         systems[f"fusion + CE {w}, {len(seed_list)}-seed ensemble"] = {
             "fusion": 1.0, **{f"ce{seed}": w / len(seed_list) for seed in seed_list}
         }  # fmt: skip
-        scores[name] = {s: per_query(frame, weights, qrels) for s, weights in systems.items()}
+        scores[name] |= {s: per_query(frame, weights, qrels) for s, weights in systems.items()}
     for label, prefix in [("CE alone", "CE alone s"), (f"fusion + CE {w}", f"fusion + CE {w} s")]:
         row = {"system": f"{label}, mean ± std over seeds {args.seeds}"}
         for name in TESTS:
@@ -416,7 +424,9 @@ def seeds(args) -> None:
     markdown = "\n\n".join([
         f"Cross-encoder runs `--tag {args.tag}`, seeds {args.seeds}, each fused with the packaged fusion at the given "
         f"weight {w} (`--weight`; nothing is chosen here). Ensemble: the fusion + {w} x the mean of the seeds' "
-        "z-normalised cross-encoder scores. In brackets: queries above / below the packaged fusion, paired t-test.",
+        "z-normalised cross-encoder scores. In brackets: queries above / below the packaged fusion, paired t-test. "
+        f"Ceilings (under Every run): the fusion's top 10 or {args.top} put in the order of the test labels, what a "
+        "perfect reranker of those candidates would reach.",
         table.to_markdown(index=False),
         "## Every run (nDCG@10)",
         every.to_markdown(),
