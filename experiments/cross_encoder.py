@@ -34,8 +34,11 @@ seed 42's dev choice for seeds 43 and 44, and dev is not read). Test collections
     COMPVERIFY_DATA=/path/to/data python experiments/cross_encoder.py evaluate --seed 42
     ... train --seed 42 --tag cover --own-positive --random-negatives 2 --covering; ... evaluate --seed 42 --tag cover
     ... train --seed 43 --tag cover ... --covering; ... evaluate --seed 43 --tag cover --weight 0.25
+    ... seeds --tag cover --seeds 42,43,44 --weight 0.25
 
-Writes ``--out`` (default experiments/results/cross-encoder-s<seed>).{md,json}.
+Writes ``--out`` (default experiments/results/cross-encoder[-<tag>]-s<seed>).{md,json}; the ``seeds`` stage
+(mean ± std over ``--seeds`` at ``--weight``, their ensemble and the top-k ceilings) writes
+experiments/results/cross-encoder[-<tag>]-seeds.{md,json}.
 """
 
 from __future__ import annotations
@@ -369,6 +372,8 @@ def seeds(args) -> None:
     if out.with_name(out.name + ".md").exists() and not args.overwrite:
         raise SystemExit(f"{out}.md exists: pass --overwrite or another --out")
     seed_list = [int(x) for x in args.seeds.split(",")]
+    if len(seed_list) < 2:
+        raise SystemExit("seeds needs at least two --seeds (a standard deviation over seeds)")
     w, scores, rows = args.weight, {}, []
     for name in TESTS:
         frames = []
@@ -383,11 +388,14 @@ def seeds(args) -> None:
             merged = frame.merge(other, on=["qid", "docno"], suffixes=("", "_other"))
             drift = (merged["fusion"] - merged.pop("fusion_other")).abs().max()
             if len(merged) != len(frame) or len(merged) != len(other) or drift > 1e-4:
-                raise SystemExit(f"{name}: the seeds' fusion candidates differ ({len(frame)} vs {len(other)} rows)")
+                raise SystemExit(
+                    f"{name}: the seeds' fusion candidates differ ({len(frame)} vs {len(other)} rows, "
+                    f"fusion scores up to {drift:.2g} apart)"
+                )
             frame = merged
         qrels = task(name, Path(args.index_dir))[2]
-        label = dict(zip(zip(qrels["qid"], qrels["docno"]), qrels["label"]))
-        frame["oracle"] = [label.get(k, 0) for k in zip(frame["qid"], frame["docno"])] + 1e-6 * frame["fusion"].rank()
+        judged = dict(zip(zip(qrels["qid"], qrels["docno"]), qrels["label"]))
+        frame["oracle"] = [judged.get(k, 0) for k in zip(frame["qid"], frame["docno"])] + 1e-6 * frame["fusion"].rank()
         scores[name] = {  # ceilings: the fusion's top 10 / 30 reordered by the test labels (nothing chosen by them)
             f"ceiling: fusion top {k} in label order": per_query(
                 frame[frame.groupby("qid")["fusion"].rank(ascending=False) <= k], {"oracle": 1.0}, qrels
