@@ -361,6 +361,16 @@ def evaluate(args) -> None:
     print(markdown)
 
 
+def ceiling(frame: pd.DataFrame, qrels: pd.DataFrame, k: int) -> pd.Series:
+    """qid -> nDCG@10 of the ``fusion`` column's top ``k`` candidates put in the order of the qrels' labels (ties
+    kept in the fusion's order): what a perfect reranker of those candidates would reach."""
+    judged = dict(zip(zip(qrels["qid"], qrels["docno"]), qrels["label"]))
+    top = frame[frame.groupby("qid")["fusion"].rank(ascending=False, method="first") <= k]
+    label = np.array([judged.get(key, 0) for key in zip(top["qid"], top["docno"])], dtype=float)
+    order = top.groupby("qid")["fusion"].rank(method="first") / len(top)  # in (0, 1], below one label step
+    return per_query(top.assign(oracle=label + 1e-3 * order), {"oracle": 1.0}, qrels)
+
+
 def seeds(args) -> None:
     """Mean ± std over ``--seeds`` of the cross-encoder runs evaluated at ``--weight``, and their ensemble: the
     fusion plus ``--weight`` times the mean of the seeds' z-normalised cross-encoder scores. Reads the test features
@@ -394,13 +404,8 @@ def seeds(args) -> None:
                 )
             frame = merged
         qrels = task(name, Path(args.index_dir))[2]
-        judged = dict(zip(zip(qrels["qid"], qrels["docno"]), qrels["label"]))
-        frame["oracle"] = [judged.get(k, 0) for k in zip(frame["qid"], frame["docno"])] + 1e-6 * frame["fusion"].rank()
-        scores[name] = {  # ceilings: the fusion's top 10 / 30 reordered by the test labels (nothing chosen by them)
-            f"ceiling: fusion top {k} in label order": per_query(
-                frame[frame.groupby("qid")["fusion"].rank(ascending=False) <= k], {"oracle": 1.0}, qrels
-            )
-            for k in (10, args.top)
+        scores[name] = {  # what a perfect reranker of the fusion's top 10 / 30 reaches (nothing chosen by them)
+            f"ceiling: fusion top {k} in label order": ceiling(frame, qrels, k) for k in (10, args.top)
         }
         systems = {"fusion (packaged)": {"fusion": 1.0}}
         for seed in seed_list:

@@ -1,6 +1,6 @@
 """The helpers of ``experiments/`` that the issue 18 figures rest on: the depth cut of the cached pool, the rows
 nDCG@10 reads and the pseudo-relevance-feedback signal (``weighted_fusion.py``), and the Flickr8k query recipe
-(``capretrieval_best.image_queries``), and the covering label of ``cross_encoder.py``."""
+(``capretrieval_best.image_queries``), and the covering label and the top-k ceiling of ``cross_encoder.py``."""
 
 from __future__ import annotations
 
@@ -96,3 +96,16 @@ def test_covering_label_needs_every_query_content_word_by_stem():
     assert not stems("pink dress") <= stems("A girl is in a dress .")
     assert not stems("red shirt") <= stems("A man in a blue shirt .")
     assert stems("the of a") == frozenset()  # nothing to cover: flickr_groups then keeps image-identity labels
+
+
+def test_ceiling_puts_the_fusions_top_k_in_label_order():
+    """``cross_encoder.py seeds``: the ceiling reorders only the fusion's top k, by label, ties in fusion order."""
+    import cross_encoder
+
+    frame = pd.DataFrame({"qid": ["1"] * 4, "docno": ["a", "b", "c", "d"], "fusion": [4.0, 3.0, 2.0, 1.0]})
+    qrels = pd.DataFrame({"qid": ["1", "1", "1"], "docno": ["d", "e", "b"], "label": [2, 2, 1]})
+    idcg = 2 + 2 / np.log2(3) + 1 / np.log2(4)  # trec_eval's gain is the label: e and d (2 each), then b (1)
+    # top 4: d (2) then b (1) first; in the fusion's order d would come last
+    assert cross_encoder.ceiling(frame, qrels, 4)["1"] == pytest.approx((2 + 1 / np.log2(3)) / idcg)
+    # top 3 leaves d out: b first
+    assert cross_encoder.ceiling(frame, qrels, 3)["1"] == pytest.approx(1 / idcg)
