@@ -202,9 +202,20 @@ def group_loss(
     return torch.nn.functional.cross_entropy(logits, torch.zeros(len(groups), dtype=torch.long))
 
 
+def run_dir(args, seed: int) -> Path:
+    """The folder of one training run: checkpoints, ``final`` and the cached evaluation features."""
+    return Path(args.work) / f"ce{args.tag and '-' + args.tag}-s{seed}"
+
+
+def features_path(args, seed: int, task_name: str) -> Path:
+    """Where ``features`` caches a task's fusion top ``--top`` with the cross-encoder's scores."""
+    name = f"features-{task_name.replace('/', '_')}-top{args.top}-len{args.max_length}.pkl"
+    return run_dir(args, seed) / name
+
+
 def train(args) -> None:
     work = Path(args.work)
-    run = work / f"ce{args.tag and '-' + args.tag}-s{args.seed}"
+    run = run_dir(args, args.seed)
     run.mkdir(parents=True, exist_ok=True)
     encoder = cv.TokenEncoder(DEFAULT_MODEL)
     flickr = flickr_groups(encoder, work, args.depth, args.own_positive, args.covering)
@@ -276,8 +287,7 @@ def features(task_name: str, args, encoder, model, tokenizer) -> tuple[pd.DataFr
     qrels); cached per task under the run folder."""
     index_dir = Path(args.index_dir)
     collection, topics, qrels = task(task_name, index_dir)
-    name = f"features-{task_name.replace('/', '_')}-top{args.top}-len{args.max_length}.pkl"
-    cache = Path(args.work) / f"ce{args.tag and '-' + args.tag}-s{args.seed}" / name
+    cache = features_path(args, args.seed, task_name)
     if cache.exists():
         return pd.read_pickle(cache), qrels
     indices = build_indices(collection, encoder, index_dir, verbose=False)
@@ -306,7 +316,7 @@ def evaluate(args) -> None:
     out = Path(args.out or f"experiments/results/cross-encoder{args.tag and '-' + args.tag}-s{args.seed}")
     if out.with_name(out.name + ".md").exists() and not args.overwrite:
         raise SystemExit(f"{out}.md exists: pass --overwrite or another --out")
-    run = Path(args.work) / f"ce{args.tag and '-' + args.tag}-s{args.seed}" / "final"
+    run = run_dir(args, args.seed) / "final"
     tokenizer = AutoTokenizer.from_pretrained(run)
     model = AutoModelForSequenceClassification.from_pretrained(run).eval()
     torch.set_num_threads(args.threads)
@@ -388,8 +398,7 @@ def seeds(args) -> None:
     for name in TESTS:
         frames = []
         for seed in seed_list:
-            cache = Path(args.work) / f"ce{args.tag and '-' + args.tag}-s{seed}"
-            cache = cache / f"features-{name.replace('/', '_')}-top{args.top}-len{args.max_length}.pkl"
+            cache = features_path(args, seed, name)
             if not cache.exists():
                 raise SystemExit(f"{cache} is missing: run evaluate --seed {seed} --tag {args.tag} first")
             frames.append(pd.read_pickle(cache).rename(columns={"ce": f"ce{seed}"}))
