@@ -52,24 +52,26 @@ def named_scorers(names: list[str], encoder: TokenEncoder) -> dict:
     ``jaccard-anti`` (word Jaccard / 1 - word Jaccard, no model), or the path of a trained verifier artifact
     folder (``cv.Verifier(path).reranker()``, named by the path).
 
-    A learned verifier scores over ``encoder`` when it was trained with that encoder at the same max length, else
-    over the encoder and max length it was trained with (a note says so; the table's ``max_length`` column shows
-    it)."""
+    A learned verifier scores over ``encoder`` when it was trained with that encoder, else over the encoder it was
+    trained with (its fine-tuned copy, if any) at ``encoder``'s max length (a note says so; the table's
+    ``max_length`` column shows the length)."""
     import pyterrier_compverify as cv
+    from pyterrier_compverify.verifier import default_verifier_path
 
-    def learned(make):
+    def learned(make, path: str):
         try:
             return make(encoder=encoder)
-        except ValueError as e:  # trained with another encoder or max length: use its own
+        except ValueError as e:  # trained with another encoder: its own, at the length asked for
             print(f"note: {e}; scoring with the verifier's own encoder", file=sys.stderr)
-            return make()
+            own = cv.Verifier(path).load_encoder(device=encoder.device, max_length=encoder.max_length)
+            return make(encoder=own)
 
     known = {
         "pooled": lambda: DistinctDocVectors(encoder) >> encoder.text_scorer(),
         "maxsim": lambda: cv.MaxSim(encoder),
-        "mapverifier": lambda: learned(lambda **kw: cv.MapVerifier(**kw)),
-        "mapcnn": lambda: learned(lambda **kw: cv.MapCNN(**kw)),
-        "weightedmaxsim": lambda: learned(lambda **kw: cv.WeightedMaxSim(**kw)),
+        "mapverifier": lambda: learned(lambda **kw: cv.MapVerifier(**kw), default_verifier_path("F4")),
+        "mapcnn": lambda: learned(lambda **kw: cv.MapCNN(**kw), default_verifier_path("F3")),
+        "weightedmaxsim": lambda: learned(lambda **kw: cv.WeightedMaxSim(**kw), default_verifier_path("F1w")),
         "jaccard": lambda: WordJaccard(),
         "jaccard-anti": lambda: WordJaccard(anti=True),
     }
@@ -78,7 +80,7 @@ def named_scorers(names: list[str], encoder: TokenEncoder) -> dict:
         raise ValueError(f"unknown scorer(s) {unknown}; choose from {sorted(known)} or a verifier artifact folder")
 
     def artifact(path: str):
-        return learned(lambda **kw: cv.Verifier(path).reranker(**kw))
+        return learned(lambda **kw: cv.Verifier(path).reranker(**kw), path)
 
     return {name: known[name]() if name in known else artifact(name) for name in names}
 
@@ -156,8 +158,8 @@ def register(subparsers) -> None:
         type=int,
         default=None,
         help=f"encoder max length in tokens (default {default_of(run_nearmiss, 'max_length')}: CondaQA passages "
-        "need 256, at 128 the edit is cut off and the resulting ties count as losses); a verifier trained at "
-        "another length keeps its own",
+        "need 256, at 128 the edit is cut off and the resulting ties count as losses); a verifier trained over "
+        "another (or fine-tuned) encoder scores with its own, at this length",
     )
     parser.add_argument(
         "--limit", type=positive_int, default=None, help="N triplets per category, drawn with --seed (quick runs)"

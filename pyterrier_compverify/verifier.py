@@ -161,22 +161,30 @@ class Verifier(pt.Artifact):
         """The :class:`EncoderSpec` of the encoder this verifier was trained with (or fine-tuned into)."""
         return EncoderSpec.from_dict(self.meta["encoder"])
 
-    def load_encoder(self, *, encoder: TokenEncoder | None = None, device=None, batch_size: int = 32) -> TokenEncoder:
-        """The encoder this verifier was trained with (its fine-tuned copy if any); a given ``encoder`` must have
-        the same weights, and may have another max_length (e.g. 256 for long passages): the head reads maps of
-        any size up to its grid."""
+    def load_encoder(
+        self,
+        *,
+        encoder: TokenEncoder | None = None,
+        device=None,
+        batch_size: int = 32,
+        max_length: int | None = None,
+    ) -> TokenEncoder:
+        """The encoder this verifier was trained with (its fine-tuned copy if any), at ``max_length`` tokens (None:
+        the length it was trained at); a given ``encoder`` must have the same weights, and may have another
+        max_length (e.g. 256 for long passages): the head reads maps of any size up to its grid."""
         meta = self.meta
         spec = self.spec
+        length = max_length or spec.max_length
         if encoder is None and meta.get("fine_tuned_encoder"):
             source = Path(self.path) / ENCODER_DIR
             try:
-                encoder = TokenEncoder(str(source), max_length=spec.max_length, device=device, batch_size=batch_size)
+                encoder = TokenEncoder(str(source), max_length=length, device=device, batch_size=batch_size)
             except Exception as e:  # missing folder, truncated weights, bad config: name the folder
                 raise CorruptVerifierError(
                     f"{source} (the fine-tuned encoder) cannot be loaded ({type(e).__name__}: {e}): {RETRAIN}"
                 ) from e
         elif encoder is None:
-            encoder = TokenEncoder(spec.name, max_length=spec.max_length, device=device, batch_size=batch_size)
+            encoder = TokenEncoder(spec.name, max_length=length, device=device, batch_size=batch_size)
         spec.check(encoder.spec, repr(self), same_length=False)
         return encoder
 

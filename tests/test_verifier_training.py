@@ -49,6 +49,20 @@ def test_end_to_end_moves_the_encoder_and_ships_it(tmp_path, tiny_model_dir):
     assert reloaded.fingerprint == verifier.meta["encoder"]["fingerprint"]
     with pytest.raises(ValueError, match="fingerprint"):
         verifier.load_encoder(encoder=TokenEncoder(tiny_model_dir, max_length=16, device="cpu"))
+    assert reloaded.max_length == 16 and verifier.load_encoder(device="cpu", max_length=24).max_length == 24
+
+
+def test_nearmiss_scores_a_fine_tuned_verifier_at_the_length_asked_for(tmp_path, tiny_model_dir):
+    """The near-miss report's fallback to a verifier's own (fine-tuned) encoder keeps the requested max length:
+    CondaQA passages need 256 tokens, and the length the verifier was trained at would cut the edit off."""
+    from pyterrier_compverify import TokenEncoder
+    from pyterrier_compverify.nearmiss_report import named_scorers
+
+    encoder = TokenEncoder(tiny_model_dir, max_length=16, device="cpu")
+    train_verifier(ROWS, tmp_path / "e2e", encoder=encoder, config=config(mode="end-to-end", steps=2), verbose=False)
+    asked = TokenEncoder(tiny_model_dir, max_length=40, device="cpu")
+    scorer = named_scorers([str(tmp_path / "e2e")], asked)[str(tmp_path / "e2e")]
+    assert scorer.encoder.max_length == 40 and scorer.encoder.fingerprint != asked.fingerprint
 
 
 def test_resume_after_a_kill_continues_the_same_loss_curve(tmp_path, tiny_encoder):
