@@ -67,7 +67,11 @@ def run_evaluation(
     check_heads(rerankers, fusion, encoder)  # before the corpus is encoded
     indices = build_indices(collection, encoder, index_dir or DEFAULT_INDEX_DIR, verbose=verbose)
     topics, qrels = collection.topics(), collection.qrels()
-    scorers = build_rerankers(rerankers, encoder, indices, verbose=verbose)  # a per-query bar each
+
+    def store_for(own):  # a verifier's own (e.g. fine-tuned) encoder reads a store of its own
+        return build_indices(collection, own, index_dir or DEFAULT_INDEX_DIR, verbose=verbose).store
+
+    scorers = build_rerankers(rerankers, encoder, indices, store_for=store_for, verbose=verbose)  # a bar each
     systems = standard_pipelines(indices, encoder, depth=depth, rerankers=scorers)
     if fusion_depth:
         from .verifier import WeightedMaxSim
@@ -190,10 +194,12 @@ def check_baseline(
         raise ValueError(f"baseline {baseline!r} is none of the systems: {', '.join(names)}")
 
 
-def build_rerankers(names: Sequence[str], encoder, indices, *, verbose: bool = False) -> dict:
+def build_rerankers(names: Sequence[str], encoder, indices, *, store_for=None, verbose: bool = False) -> dict:
     """Label -> reranker reading the TokenStore of ``indices``: ``MaxSim`` over ``encoder``, the packaged
     ``MapVerifier`` / ``MapCNN`` / ``WeightedMaxSim``, or ``cv.Verifier(folder).reranker(store=...)``
-    (labelled by the folder); ``verbose``: each shows a per-query progress bar."""
+    (labelled by the folder); ``verbose``: each shows a per-query progress bar. A verifier over another encoder
+    (e.g. one it fine-tuned) reranks with its own encoder, at ``encoder``'s max length, from the store
+    ``store_for(its encoder)`` gives (without ``store_for`` it is refused)."""
     import pyterrier_compverify as cv
 
     rerankers = {}
@@ -203,7 +209,15 @@ def build_rerankers(names: Sequence[str], encoder, indices, *, verbose: bool = F
         elif name in NAMED_RERANKERS:
             rerankers[reranker_label(name)] = getattr(cv, reranker_label(name))(store=indices.store, verbose=verbose)
         else:
-            rerankers[name] = cv.Verifier(name).reranker(store=indices.store, verbose=verbose)
+            verifier, own, store = cv.Verifier(name), encoder, indices.store
+            try:
+                verifier.load_encoder(encoder=encoder)
+            except ValueError:
+                if store_for is None:
+                    raise
+                own = verifier.load_encoder(device=encoder.device, max_length=encoder.max_length)
+                store = store_for(own)
+            rerankers[name] = verifier.reranker(encoder=own, store=store, verbose=verbose)
     return rerankers
 
 

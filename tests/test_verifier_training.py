@@ -203,3 +203,32 @@ def test_a_replica_of_the_model_scores_with_its_own_head():
         replica = model._replicate_for_data_parallel()
         replica._modules["head"] = build_head("F4", dim=8)
         assert replica.scorer is replica.head
+
+
+def test_evaluate_reranks_with_a_fine_tuned_verifiers_own_encoder_and_store(tmp_path, tiny_model_dir):
+    """``compverify evaluate --rerankers FOLDER`` with a fine-tuned verifier: its own encoder (at the run's max
+    length) and a store built by that encoder; the run's store, made by the base encoder, would be refused."""
+    from types import SimpleNamespace
+
+    from pyterrier_compverify import TokenEncoder
+    from pyterrier_compverify.evaluate import build_rerankers
+
+    encoder = TokenEncoder(tiny_model_dir, max_length=16, device="cpu")
+    verifier, _ = train_verifier(
+        ROWS, tmp_path / "e2e", encoder=encoder, config=config(mode="end-to-end", steps=2), verbose=False
+    )
+    asked = TokenEncoder(tiny_model_dir, max_length=40, device="cpu")
+    built = []
+
+    def store_for(own):
+        built.append(own)
+        return None  # no store: the reranker reads the candidates' text
+
+    indices = SimpleNamespace(store=None)
+    reranker = build_rerankers([str(tmp_path / "e2e")], asked, indices, store_for=store_for)[str(tmp_path / "e2e")]
+    assert [e.fingerprint for e in built] == [verifier.meta["encoder"]["fingerprint"]]
+    assert reranker.encoder is built[0] and reranker.encoder.max_length == 40
+    frame = pd.DataFrame({"qid": "1", "query": "a red cat", "docno": ["a", "b"], "text": ["a red cat", "a blue cat"]})
+    assert reranker(frame)["score"].notna().all()
+    with pytest.raises(ValueError, match="fingerprint"):
+        build_rerankers([str(tmp_path / "e2e")], asked, indices)
