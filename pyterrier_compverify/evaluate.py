@@ -43,7 +43,8 @@ def run_evaluation(
 ):
     """``pt.Experiment`` on ``dataset_id``; writes ``out_dir/evaluate-<name>.{md,json}`` unless ``out_dir`` is None.
     ``rerankers``: ``maxsim``, ``mapverifier``, ``mapcnn``, ``weightedmaxsim`` or a trained verifier folder, each
-    reranking dense's top ``depth`` from the TokenStore (MaxSim also BM25's). ``max_length`` None: the encoder's
+    reranking dense's top ``depth`` from the TokenStore (MaxSim also BM25's; a verifier over another or a fine-tuned
+    encoder from a store of its own, built once under ``index_dir``). ``max_length`` None: the encoder's
     default. ``fusion``: also run :func:`~.pipelines.fusion_pipeline` over dense's and BM25's top ``fusion_depth``
     (None: 300) with the packaged WeightedMaxSim (True) or the F1w head in a folder. ``index_dir`` None:
     ``$COMPVERIFY_CACHE`` or ``~/.cache/pyterrier_compverify``. Returns the experiment's frame (measures first);
@@ -195,11 +196,11 @@ def check_baseline(
 
 
 def build_rerankers(names: Sequence[str], encoder, indices, *, store_for=None, verbose: bool = False) -> dict:
-    """Label -> reranker reading the TokenStore of ``indices``: ``MaxSim`` over ``encoder``, the packaged
-    ``MapVerifier`` / ``MapCNN`` / ``WeightedMaxSim``, or ``cv.Verifier(folder).reranker(store=...)``
-    (labelled by the folder); ``verbose``: each shows a per-query progress bar. A verifier over another encoder
-    (e.g. one it fine-tuned) reranks with its own encoder, at ``encoder``'s max length, from the store
-    ``store_for(its encoder)`` gives (without ``store_for`` it is refused)."""
+    """Label -> reranker: ``MaxSim`` over ``encoder``, the packaged ``MapVerifier`` / ``MapCNN`` /
+    ``WeightedMaxSim``, or ``cv.Verifier(folder).reranker(store=...)`` (labelled by the folder), each reading the
+    TokenStore of ``indices``; except a verifier over another encoder (e.g. one it fine-tuned), which reranks with
+    its own encoder, at ``encoder``'s max length and batch size, from the store ``store_for(its encoder)`` gives
+    (without ``store_for`` it is refused). ``verbose``: each shows a per-query progress bar."""
     import pyterrier_compverify as cv
 
     rerankers = {}
@@ -215,7 +216,9 @@ def build_rerankers(names: Sequence[str], encoder, indices, *, store_for=None, v
             except ValueError:
                 if store_for is None:
                     raise
-                own = verifier.load_encoder(device=encoder.device, max_length=encoder.max_length)
+                own = verifier.load_encoder(
+                    device=encoder.device, batch_size=encoder.batch_size, max_length=encoder.max_length
+                )
                 store = store_for(own)
             rerankers[name] = verifier.reranker(encoder=own, store=store, verbose=verbose)
     return rerankers

@@ -63,7 +63,9 @@ def named_scorers(names: list[str], encoder: TokenEncoder) -> dict:
             return make(encoder=encoder)
         except ValueError as e:  # trained with another encoder: its own, at the length asked for
             print(f"note: {e}; scoring with the verifier's own encoder", file=sys.stderr)
-            own = cv.Verifier(path).load_encoder(device=encoder.device, max_length=encoder.max_length)
+            own = cv.Verifier(path).load_encoder(
+                device=encoder.device, batch_size=encoder.batch_size, max_length=encoder.max_length
+            )
             return make(encoder=own)
 
     known = {

@@ -169,12 +169,13 @@ class Verifier(pt.Artifact):
         batch_size: int = 32,
         max_length: int | None = None,
     ) -> TokenEncoder:
-        """The encoder this verifier was trained with (its fine-tuned copy if any), at ``max_length`` tokens (None:
-        the length it was trained at); a given ``encoder`` must have the same weights, and may have another
-        max_length (e.g. 256 for long passages): the head reads maps of any size up to its grid."""
+        """The encoder this verifier was trained with (its fine-tuned copy if any), loaded at ``max_length`` tokens
+        (None: the length it was trained at); or a given ``encoder`` (``max_length`` is then not used), which must
+        have the same weights and may have another max_length (e.g. 256 for long passages): the head reads maps of
+        any size up to its grid."""
         meta = self.meta
         spec = self.spec
-        length = max_length or spec.max_length
+        length = spec.max_length if max_length is None else max_length
         if encoder is None and meta.get("fine_tuned_encoder"):
             source = Path(self.path) / ENCODER_DIR
             try:

@@ -210,25 +210,30 @@ def test_evaluate_reranks_with_a_fine_tuned_verifiers_own_encoder_and_store(tmp_
     length) and a store built by that encoder; the run's store, made by the base encoder, would be refused."""
     from types import SimpleNamespace
 
-    from pyterrier_compverify import TokenEncoder
+    from pyterrier_compverify import TokenEncoder, TokenStore
     from pyterrier_compverify.evaluate import build_rerankers
 
     encoder = TokenEncoder(tiny_model_dir, max_length=16, device="cpu")
     verifier, _ = train_verifier(
         ROWS, tmp_path / "e2e", encoder=encoder, config=config(mode="end-to-end", steps=2), verbose=False
     )
-    asked = TokenEncoder(tiny_model_dir, max_length=40, device="cpu")
+    asked = TokenEncoder(tiny_model_dir, max_length=40, device="cpu", batch_size=3)
+    docs = [{"docno": "a", "text": "a red cat"}, {"docno": "b", "text": "a blue cat"}]
+    base_store = TokenStore(tmp_path / "base.tokens")
+    base_store.indexer(asked, verbose=False).index(docs)
     built = []
 
     def store_for(own):
-        built.append(own)
-        return None  # no store: the reranker reads the candidates' text
+        built.append(TokenStore(tmp_path / "own.tokens"))
+        built[-1].indexer(own, verbose=False).index(docs)
+        return built[-1]
 
-    indices = SimpleNamespace(store=None)
+    indices = SimpleNamespace(store=base_store)
     reranker = build_rerankers([str(tmp_path / "e2e")], asked, indices, store_for=store_for)[str(tmp_path / "e2e")]
-    assert [e.fingerprint for e in built] == [verifier.meta["encoder"]["fingerprint"]]
-    assert reranker.encoder is built[0] and reranker.encoder.max_length == 40
-    frame = pd.DataFrame({"qid": "1", "query": "a red cat", "docno": ["a", "b"], "text": ["a red cat", "a blue cat"]})
+    assert len(built) == 1 and reranker.store is built[0]
+    assert reranker.encoder.fingerprint == verifier.meta["encoder"]["fingerprint"] != asked.fingerprint
+    assert reranker.encoder.max_length == 40 and reranker.encoder.batch_size == 3
+    frame = pd.DataFrame({"qid": "1", "query": "a red cat", "docno": ["a", "b"]})
     assert reranker(frame)["score"].notna().all()
     with pytest.raises(ValueError, match="fingerprint"):
         build_rerankers([str(tmp_path / "e2e")], asked, indices)
