@@ -210,16 +210,9 @@ def build_rerankers(names: Sequence[str], encoder, indices, *, store_for=None, v
         elif name in NAMED_RERANKERS:
             rerankers[reranker_label(name)] = getattr(cv, reranker_label(name))(store=indices.store, verbose=verbose)
         else:
-            verifier, own, store = cv.Verifier(name), encoder, indices.store
-            try:
-                verifier.load_encoder(encoder=encoder)
-            except ValueError:
-                if store_for is None:
-                    raise
-                own = verifier.load_encoder(
-                    device=encoder.device, batch_size=encoder.batch_size, max_length=encoder.max_length
-                )
-                store = store_for(own)
+            verifier = cv.Verifier(name)
+            own = encoder if store_for is None else verifier.encoder_for(encoder)  # None: another one is refused
+            store = indices.store if own is encoder else store_for(own)
             rerankers[name] = verifier.reranker(encoder=own, store=store, verbose=verbose)
     return rerankers
 

@@ -59,14 +59,10 @@ def named_scorers(names: list[str], encoder: TokenEncoder) -> dict:
     from pyterrier_compverify.verifier import default_verifier_path
 
     def learned(make, path: str):
-        try:
-            return make(encoder=encoder)
-        except ValueError as e:  # trained with another encoder: its own, at the length asked for
-            print(f"note: {e}; scoring with the verifier's own encoder", file=sys.stderr)
-            own = cv.Verifier(path).load_encoder(
-                device=encoder.device, batch_size=encoder.batch_size, max_length=encoder.max_length
-            )
-            return make(encoder=own)
+        own = cv.Verifier(path).encoder_for(encoder)
+        if own is not encoder:
+            print(f"note: {path} was trained over another encoder; scoring with its own, {own!r}", file=sys.stderr)
+        return make(encoder=own)
 
     known = {
         "pooled": lambda: DistinctDocVectors(encoder) >> encoder.text_scorer(),

@@ -189,6 +189,16 @@ class Verifier(pt.Artifact):
         spec.check(encoder.spec, repr(self), same_length=False)
         return encoder
 
+    def encoder_for(self, encoder: TokenEncoder) -> TokenEncoder:
+        """``encoder`` itself when this verifier was trained over it; else the verifier's own encoder (its
+        fine-tuned copy, if any) at ``encoder``'s device, batch size and max length."""
+        try:
+            return self.load_encoder(encoder=encoder)
+        except ValueError:
+            return self.load_encoder(
+                device=encoder.device, batch_size=encoder.batch_size, max_length=encoder.max_length
+            )
+
     def reranker(self, **kwargs) -> TokenReranker:
         """A PyTerrier reranker scoring with this verifier's head and encoder: ``MapVerifier`` for F4, ``MapCNN`` for
         F3, ``WeightedMaxSim`` for F1w, a :class:`TrainedHeadReranker` for any other learned head, and for a
