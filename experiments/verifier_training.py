@@ -135,6 +135,7 @@ def train(args) -> None:
         batch_size=args.batch_size,
         head_lr=args.head_lr,
         encoder_lr=args.encoder_lr,
+        encoder_dropout=args.encoder_dropout,
         seed=args.seed,
         save_steps=250,
         logging_steps=25,
@@ -527,6 +528,9 @@ def main() -> None:
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--head-lr", type=float, default=5e-4)
     p.add_argument("--encoder-lr", type=float, default=2e-5)
+    p.add_argument(
+        "--encoder-dropout", type=float, default=None, help="dropout of the layers that learn (default: the model's)"
+    )
     p.add_argument("--caption-share", type=float, default=0.65)
     p.add_argument("--structural-share", type=float, default=0.15)
     p.add_argument("--retrieval-share", type=float, default=0.2)

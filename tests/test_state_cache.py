@@ -103,3 +103,24 @@ def test_training_that_cannot_train_is_refused(tmp_path, tiny_encoder):
     with pytest.raises(ValueError, match="positive"):
         VerifierTrainingConfig(steps=0)
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("dropout", [None, 0.0])
+def test_encoder_dropout_sets_the_noise_of_the_layers_that_learn(tmp_path, tiny_model_dir, dropout):
+    from pyterrier_compverify import TokenEncoder
+    from pyterrier_compverify.training.verifier import _state_source
+
+    encoder = TokenEncoder(tiny_model_dir, max_length=16, device="cpu")  # its own copy: its dropout is changed
+    config = VerifierTrainingConfig(mode="last-layer", encoder_dropout=dropout)
+    source, text_ids = _state_source(encoder, ROWS, config, tmp_path, False)
+    ids = torch.tensor(list(text_ids.values()))
+    torch.manual_seed(0)
+    with torch.no_grad():
+        served = source.eval()(ids)[0]
+        trained = [source.train()(ids)[0] for _ in range(2)]
+    noisy = not torch.equal(trained[0], trained[1])
+    assert noisy == (dropout is None)  # the model's own dropout (0.1) perturbs training states; 0 does not
+    if dropout == 0.0:
+        torch.testing.assert_close(trained[0], served)
+    with pytest.raises(ValueError, match="encoder_dropout"):
+        VerifierTrainingConfig(encoder_dropout=1.0)

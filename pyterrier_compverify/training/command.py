@@ -75,6 +75,13 @@ def register_train_verifier(subparsers) -> None:
         default=None,
         help=f"learning rate of the encoder layers that learn, not --mode frozen (default: {default('encoder_lr')})",
     )
+    parser.add_argument(
+        "--encoder-dropout",
+        type=float,
+        default=None,
+        help="dropout of the encoder layers that learn, not --mode frozen; 0 trains over the states serving reads "
+        "(default: the model's own)",
+    )
     parser.add_argument("--seed", type=int, default=default("seed"), help="(default: %(default)s)")
     parser.add_argument("--max-length", type=int, default=None, help=MAX_LENGTH_HELP)
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
@@ -88,7 +95,7 @@ def train_verifier_command(args: argparse.Namespace):
     if args.mode != "last-layer":
         refuse_ignored(args, ["top_layers"], f"with --mode {args.mode} (it is the layer count of last-layer)")
     if args.mode == "frozen":
-        refuse_ignored(args, ["encoder_lr"], "with --mode frozen (the encoder does not learn)")
+        refuse_ignored(args, ["encoder_lr", "encoder_dropout"], "with --mode frozen (the encoder does not learn)")
     config = VerifierTrainingConfig(
         head=args.head,
         mode=args.mode,
@@ -98,7 +105,7 @@ def train_verifier_command(args: argparse.Namespace):
         seed=args.seed,
         bf16=args.bf16,
         compile=args.compile,
-        **given(args, "top_layers", "encoder_lr"),
+        **given(args, "top_layers", "encoder_lr", "encoder_dropout"),
     )
     encoder = TokenEncoder(args.model or DEFAULT_MODEL, max_length=args.max_length, device=args.device)
     verifier, log = train_verifier(args.rows, args.out, encoder=encoder, config=config, overwrite=args.overwrite)

@@ -38,6 +38,7 @@ class VerifierTrainingConfig:
     mode: str = "frozen"  # or "last-layer", "end-to-end"
     top_layers: int = 1  # last-layer mode: how many of the encoder's top layers learn
     cache_states: bool = True  # frozen / last-layer: encode every training text once (False: every batch)
+    encoder_dropout: float | None = None  # dropout of the encoder layers that learn (None: the model's own, 0.1)
     cache_dir: str | None = None  # where state caches are kept (default: OUTPUT/state-cache)
     shuffle: bool = True  # False: rows are taken in the given order (e.g. from verifier_mix.arrange_batches)
     bf16: bool = False  # bf16 autocast for the encoder part and the head (fast on CPUs with AVX-512 bf16)
@@ -63,6 +64,8 @@ class VerifierTrainingConfig:
             raise ValueError(
                 f"head_lr must be positive and encoder_lr not negative, got {self.head_lr}, {self.encoder_lr}"
             )
+        if self.encoder_dropout is not None and not 0 <= self.encoder_dropout < 1:
+            raise ValueError(f"encoder_dropout must be in [0, 1), got {self.encoder_dropout}")
         if not head_spec(self.head).learned and self.mode == "frozen":
             raise ValueError(f"{self.head} has no weights: train it end-to-end (the encoder learns through it)")
 
@@ -217,10 +220,11 @@ def train_verifier(
     encoder = encoder or TokenEncoder()
     output_dir = Path(output_dir)
     checkpoints = output_dir / "checkpoints"
+    record = _config_record(config)
     fingerprint = run_fingerprint(
-        frame, COLUMNS, asdict(config), encoder={"fingerprint": encoder.fingerprint, "max_length": encoder.max_length}
+        frame, COLUMNS, record, encoder={"fingerprint": encoder.fingerprint, "max_length": encoder.max_length}
     )
-    same_config = lambda folder: _recorded_training(folder) == json.loads(json.dumps(asdict(config)))  # noqa: E731
+    same_config = lambda folder: _recorded_training(folder) == json.loads(json.dumps(record))  # noqa: E731
     prepare_output(output_dir, fingerprint, outputs=ARTIFACT_FILES, overwrite=overwrite, legacy_match=same_config)
     torch.manual_seed(config.seed)
     head_config = {"dim": encoder.dim, **config.head_config}
@@ -261,10 +265,16 @@ def train_verifier(
         head,
         config.head,
         head_config=head_config,
-        training=asdict(config),
+        training=record,
         fine_tuned=fine_tuned,
     )
     return verifier, log
+
+
+def _config_record(config: VerifierTrainingConfig) -> dict:
+    """The config as runs record it; options left at None are left out, so runs from before an option existed
+    keep their fingerprint (and resume)."""
+    return {k: v for k, v in asdict(config).items() if not (k == "encoder_dropout" and v is None)}
 
 
 def _recorded_training(folder: Path) -> dict | None:
@@ -278,7 +288,9 @@ def _recorded_training(folder: Path) -> dict | None:
 def _state_source(encoder, frame, config, output_dir: Path, verbose: bool, cache_texts=None):
     """The model's state source and, for a cache, the text -> id map its collator needs."""
     if config.mode == "end-to-end" or not config.cache_states:
-        return EncoderStates(encoder, train=config.mode != "frozen"), None
+        source = EncoderStates(encoder, train=config.mode != "frozen")
+        set_dropout(source, config.encoder_dropout)
+        return source, None
     texts = list(dict.fromkeys(frame[["anchor", "positive", "negative"]].to_numpy().ravel().tolist()))
     if cache_texts is not None:
         universe = list(dict.fromkeys(cache_texts))
@@ -295,4 +307,16 @@ def _state_source(encoder, frame, config, output_dir: Path, verbose: bool, cache
     if top is not None:
         for p in top.parameters():
             p.requires_grad_(True)
+        set_dropout(top, config.encoder_dropout)
     return CachedStates(cache, top), {t: i for i, t in enumerate(texts)}
+
+
+def set_dropout(module: nn.Module, p: float | None) -> None:
+    """Set every dropout of ``module`` to probability ``p`` (None: leave them as they are). Trained layers run in
+    train mode, so their dropout perturbs the token states the head learns from; 0 makes them the states that
+    serving reads (BERT's attention reads its dropout module's ``p`` too)."""
+    if p is None:
+        return
+    for m in module.modules():
+        if isinstance(m, nn.Dropout):
+            m.p = p
