@@ -64,6 +64,10 @@ def hub_could_not_give(error: BaseException) -> bool:
     return False
 
 
+class MaxLengthError(ValueError):
+    """A max_length beyond the positions the model has."""
+
+
 def default_dtype(device: torch.device) -> str:
     """``"bf16"`` on a CPU with AMX bf16 tiles (:func:`fast_bf16`), where MiniLM encodes about 3x faster with the
     same rankings (``benchmarks/results/encode.md``, ``tests/test_bf16.py``); ``"fp32"`` elsewhere: AVX-512 BF16
@@ -205,7 +209,7 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
         positions = getattr(getattr(self.model[0], "auto_model", None), "config", None)
         positions = getattr(positions, "max_position_embeddings", None) or DEFAULT_MAX_LENGTH
         if max_length is not None and max_length > positions:
-            raise ValueError(
+            raise MaxLengthError(
                 f"max_length={max_length} exceeds the {positions} positions of {model_name_or_path!r}: "
                 f"use max_length <= {positions}"
             )

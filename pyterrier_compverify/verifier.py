@@ -16,7 +16,7 @@ from torch import nn
 
 from . import rerank
 from .artifacts import CorruptArtifactError, file_sha256, read_meta, verify_sums
-from .encoder import TokenEncoder
+from .encoder import MaxLengthError, TokenEncoder
 from .rerank import TokenReranker
 from .scoring import HEADS, ConditionalPenalty, build_head, head_spec
 from .spec import EncoderSpec
@@ -168,35 +168,43 @@ class Verifier(pt.Artifact):
         device=None,
         batch_size: int = 32,
         max_length: int | None = None,
+        dtype: str | None = None,
     ) -> TokenEncoder:
         """The encoder this verifier was trained with (its fine-tuned copy if any), loaded at ``max_length`` tokens
-        (None: the length it was trained at); or a given ``encoder`` (``max_length`` is then not used), which must
-        have the same weights and may have another max_length (e.g. 256 for long passages): the head reads maps of
-        any size up to its grid."""
+        (None: the length it was trained at) and ``dtype`` (None: the device's default); or a given ``encoder``
+        (``max_length`` and ``dtype`` are then not used), which must have the same weights and may have another
+        max_length (e.g. 256 for long passages): the head reads maps of any size up to its grid."""
         meta = self.meta
         spec = self.spec
-        length = spec.max_length if max_length is None else max_length
+        options = dict(
+            max_length=spec.max_length if max_length is None else max_length,
+            device=device,
+            batch_size=batch_size,
+            dtype=dtype,
+        )
         if encoder is None and meta.get("fine_tuned_encoder"):
             source = Path(self.path) / ENCODER_DIR
             try:
-                encoder = TokenEncoder(str(source), max_length=length, device=device, batch_size=batch_size)
+                encoder = TokenEncoder(str(source), **options)
+            except MaxLengthError:  # a request beyond the model's positions, not a damaged folder
+                raise
             except Exception as e:  # missing folder, truncated weights, bad config: name the folder
                 raise CorruptVerifierError(
                     f"{source} (the fine-tuned encoder) cannot be loaded ({type(e).__name__}: {e}): {RETRAIN}"
                 ) from e
         elif encoder is None:
-            encoder = TokenEncoder(spec.name, max_length=length, device=device, batch_size=batch_size)
+            encoder = TokenEncoder(spec.name, **options)
         spec.check(encoder.spec, repr(self), same_length=False)
         return encoder
 
     def encoder_for(self, encoder: TokenEncoder) -> TokenEncoder:
         """``encoder`` itself when this verifier was trained over it; else the verifier's own encoder (its
-        fine-tuned copy, if any) at ``encoder``'s device, batch size and max length."""
+        fine-tuned copy, if any) at ``encoder``'s device, batch size, max length and dtype."""
         try:
             return self.load_encoder(encoder=encoder)
         except ValueError:
             return self.load_encoder(
-                device=encoder.device, batch_size=encoder.batch_size, max_length=encoder.max_length
+                device=encoder.device, batch_size=encoder.batch_size, max_length=encoder.max_length, dtype=encoder.dtype
             )
 
     def reranker(self, **kwargs) -> TokenReranker:

@@ -1,3 +1,5 @@
+import warnings
+
 import pandas as pd
 import pyterrier as pt
 import pytest
@@ -63,6 +65,26 @@ def test_nearmiss_scores_a_fine_tuned_verifier_at_the_length_asked_for(tmp_path,
     asked = TokenEncoder(tiny_model_dir, max_length=40, device="cpu")
     scorer = named_scorers([str(tmp_path / "e2e")], asked)[str(tmp_path / "e2e")]
     assert scorer.encoder.max_length == 40 and scorer.encoder.fingerprint != asked.fingerprint
+
+
+def test_a_fine_tuned_verifiers_own_encoder_keeps_the_dtype_asked_for_and_names_a_length_too_long(
+    tmp_path, tiny_model_dir
+):
+    from pyterrier_compverify import TokenEncoder
+    from pyterrier_compverify.verifier import CorruptVerifierError
+
+    encoder = TokenEncoder(tiny_model_dir, max_length=16, device="cpu")
+    verifier, _ = train_verifier(
+        ROWS, tmp_path / "e2e", encoder=encoder, config=config(mode="end-to-end", steps=2), verbose=False
+    )
+    other = "bf16" if encoder.dtype == "fp32" else "fp32"  # not the device's default
+    with warnings.catch_warnings():  # bf16 on a CPU that emulates it warns; not what is tested here
+        warnings.simplefilter("ignore")
+        asked = TokenEncoder(tiny_model_dir, max_length=24, device="cpu", dtype=other)
+        assert verifier.encoder_for(asked).dtype == other
+    with pytest.raises(ValueError, match="exceeds") as raised:  # the request is wrong, the folder is fine
+        verifier.load_encoder(device="cpu", max_length=100_000)
+    assert not isinstance(raised.value, CorruptVerifierError)
 
 
 def test_resume_after_a_kill_continues_the_same_loss_curve(tmp_path, tiny_encoder):
