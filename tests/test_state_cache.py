@@ -123,4 +123,25 @@ def test_encoder_dropout_sets_the_noise_of_the_layers_that_learn(tmp_path, tiny_
     if dropout == 0.0:
         torch.testing.assert_close(trained[0], served)
     with pytest.raises(ValueError, match="encoder_dropout"):
-        VerifierTrainingConfig(encoder_dropout=1.0)
+        VerifierTrainingConfig(mode="last-layer", encoder_dropout=1.0)
+    with pytest.raises(ValueError, match="not with mode='frozen'"):
+        VerifierTrainingConfig(mode="frozen", encoder_dropout=0.0)
+
+
+def test_end_to_end_training_without_dropout_gives_the_encoder_its_dropout_back(tmp_path, tiny_model_dir):
+    from torch import nn
+
+    from pyterrier_compverify import TokenEncoder
+    from pyterrier_compverify.training.verifier import _config_record, _state_source
+
+    encoder = TokenEncoder(tiny_model_dir, max_length=16, device="cpu")
+    own = sorted({m.p for m in encoder.model.modules() if isinstance(m, nn.Dropout)})
+    assert own and own != [0.0]
+    config = VerifierTrainingConfig(mode="end-to-end", encoder_dropout=0.0, steps=1, batch_size=4)
+    source, _ = _state_source(encoder, ROWS, config, tmp_path, False)
+    assert {m.p for m in source.modules() if isinstance(m, nn.Dropout)} == {0.0}  # the whole encoder learns
+    trained = TokenEncoder(tiny_model_dir, max_length=16, device="cpu")
+    train_verifier(ROWS, tmp_path / "w", encoder=trained, config=config, verbose=False)
+    assert sorted({m.p for m in trained.model.modules() if isinstance(m, nn.Dropout)}) == own  # given back
+    assert "encoder_dropout" not in _config_record(VerifierTrainingConfig())  # older runs keep their fingerprint
+    assert _config_record(config)["encoder_dropout"] == 0.0

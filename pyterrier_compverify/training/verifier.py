@@ -66,6 +66,8 @@ class VerifierTrainingConfig:
             )
         if self.encoder_dropout is not None and not 0 <= self.encoder_dropout < 1:
             raise ValueError(f"encoder_dropout must be in [0, 1), got {self.encoder_dropout}")
+        if self.encoder_dropout is not None and self.mode == "frozen":
+            raise ValueError("encoder_dropout is for the encoder layers that learn: not with mode='frozen'")
         if not head_spec(self.head).learned and self.mode == "frozen":
             raise ValueError(f"{self.head} has no weights: train it end-to-end (the encoder learns through it)")
 
@@ -229,6 +231,7 @@ def train_verifier(
     torch.manual_seed(config.seed)
     head_config = {"dim": encoder.dim, **config.head_config}
     head = build_head(config.head, **head_config)
+    dropouts = {m: m.p for m in encoder.model.modules() if isinstance(m, nn.Dropout)}
     source, text_ids = _state_source(encoder, frame, config, output_dir, verbose, cache_texts)
     model = VerifierModel(source, head, temperature=config.temperature, compile=config.compile)
     args = training_arguments(
@@ -251,7 +254,11 @@ def train_verifier(
         encoder_lr=config.encoder_lr,
         callbacks=callbacks,
     )
-    run_training(trainer, checkpoints, resume=resume, verbose=verbose)
+    try:
+        run_training(trainer, checkpoints, resume=resume, verbose=verbose)
+    finally:  # the caller's encoder gets its own dropout back (training may have set it)
+        for module, p in dropouts.items():
+            module.p = p
     model.eval()
     fine_tuned = config.mode != "frozen"
     for p in encoder.model.parameters():
