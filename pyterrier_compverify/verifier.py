@@ -17,9 +17,10 @@ from torch import nn
 from . import rerank
 from .artifacts import CorruptArtifactError, file_sha256, read_meta, verify_sums
 from .encoder import MaxLengthError, TokenEncoder
+from .encoder_delta import DELTA_FILE, apply_delta, write_delta
 from .rerank import TokenReranker
 from .scoring import HEADS, ConditionalPenalty, build_head, head_spec
-from .spec import EncoderSpec
+from .spec import EncoderSpec, IncompatibleEncoderError
 
 META_FILE = "pt_meta.json"
 HEAD_FILE = "head.safetensors"
@@ -33,9 +34,10 @@ class CorruptVerifierError(CorruptArtifactError):
 
 class Verifier(pt.Artifact):
     """A folder holding a trained verifier: ``pt_meta.json`` (head name and config, the encoder's name,
-    fingerprint and max_length, the training config), ``head.safetensors`` and, when the encoder was fine-tuned
-    end-to-end, ``encoder/``. Load with ``Verifier(path)`` or ``pt.Artifact.load(path)``; share with
-    ``to_hf`` / ``from_hf``; make a reranker with :meth:`reranker`."""
+    fingerprint and max_length, the training config), ``head.safetensors`` and, when the encoder was fine-tuned,
+    either ``encoder-delta.safetensors`` (the tensors it changed against the base named in ``base_encoder``, e.g.
+    the top layer of a last-layer run) or a full copy in ``encoder/``. Load with ``Verifier(path)`` or
+    ``pt.Artifact.load(path)``; share with ``to_hf`` / ``from_hf``; make a reranker with :meth:`reranker`."""
 
     ARTIFACT_TYPE = "verifier"
     ARTIFACT_FORMAT = "compverify"
@@ -56,7 +58,7 @@ class Verifier(pt.Artifact):
         return meta
 
     def verify(self) -> None:
-        """Re-read ``head.safetensors`` (and ``encoder/``) and compare with the sha256 sums recorded when the
+        """Re-read ``head.safetensors`` (and the encoder's files) and compare with the sha256 sums recorded when the
         artifact was saved; a changed file raises :class:`CorruptVerifierError` naming it."""
         verify_sums(Path(self.path), self.meta.get("sha256"), CorruptVerifierError, RETRAIN)
 
@@ -71,8 +73,12 @@ class Verifier(pt.Artifact):
         head_config: dict | None = None,
         training: dict | None = None,
         fine_tuned: bool = False,
+        base: EncoderSpec | None = None,
     ) -> Verifier:
-        """Write the artifact atomically (a temporary folder renamed into place); replaces an earlier one."""
+        """Write the artifact atomically (a temporary folder renamed into place); replaces an earlier one.
+
+        A ``fine_tuned`` encoder is stored as its changes against ``base`` (the encoder before tuning, loaded again
+        by its name) where that is under half the parameters; else, or without ``base``, as a full copy."""
         from safetensors.torch import save_file
 
         path = Path(path)
@@ -80,7 +86,8 @@ class Verifier(pt.Artifact):
         tmp = Path(tempfile.mkdtemp(prefix=".verifier-", dir=path))
         try:
             save_file({k: v.detach().cpu().contiguous() for k, v in head.state_dict().items()}, tmp / HEAD_FILE)
-            if fine_tuned:
+            delta = fine_tuned and base is not None and write_delta(encoder, base, tmp)
+            if fine_tuned and not delta:
                 encoder.model.save(str(tmp / ENCODER_DIR))
             meta = {
                 "type": cls.ARTIFACT_TYPE,
@@ -90,16 +97,20 @@ class Verifier(pt.Artifact):
                 "head_config": head_config or {"dim": encoder.dim},
                 "encoder": encoder.describe(),
                 "fine_tuned_encoder": fine_tuned,
+                **({"base_encoder": base.to_dict()} if delta else {}),
                 "training": training or {},
             }
-            files = [tmp / HEAD_FILE, *sorted(p for p in (tmp / ENCODER_DIR).rglob("*") if p.is_file())]
+            encoder_files = (
+                [tmp / DELTA_FILE] if delta else sorted(p for p in (tmp / ENCODER_DIR).rglob("*") if p.is_file())
+            )
+            files = [tmp / HEAD_FILE, *encoder_files]
             meta["sha256"] = {p.relative_to(tmp).as_posix(): file_sha256(p) for p in files}
             (tmp / META_FILE).write_text(json.dumps(meta, indent=2))
-            for name in (HEAD_FILE, ENCODER_DIR, META_FILE):  # meta last: a reader never sees a partial artifact
+            for name in (HEAD_FILE, ENCODER_DIR, DELTA_FILE, META_FILE):  # meta last: never a partial artifact
                 target = path / name
+                with contextlib.suppress(FileNotFoundError):  # an earlier artifact's encoder of the other form too
+                    shutil.rmtree(target) if target.is_dir() else target.unlink()
                 if (tmp / name).exists():
-                    with contextlib.suppress(FileNotFoundError):
-                        shutil.rmtree(target) if target.is_dir() else target.unlink()
                     os.replace(tmp / name, target)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -115,10 +126,34 @@ class Verifier(pt.Artifact):
         """Record the serving form (see :attr:`default_penalty`) in ``pt_meta.json`` (written atomically)."""
         meta = self.meta
         meta["serving"] = {"penalty": dict(penalty) if penalty else None, "selected_on": selected_on}
+        self._write_meta(meta)
+
+    def _write_meta(self, meta: dict) -> None:
         path = Path(self.path) / META_FILE
         tmp = path.with_name(f".{META_FILE}.tmp")
         tmp.write_text(json.dumps(meta, indent=2))
         os.replace(tmp, path)
+
+    def compact(self, base: str | None = None) -> bool:
+        """Replace a full copy of a fine-tuned encoder (``encoder/``) by its changes against ``base`` (default: the
+        encoder name it was tuned from), e.g. 88 MB -> 7 MB for a last-layer MiniLM verifier. True when compacted;
+        False when there is no full copy, or the delta would hold over half the parameters."""
+        meta = self.meta
+        if (
+            not meta.get("fine_tuned_encoder")
+            or meta.get("base_encoder")
+            or not (Path(self.path) / ENCODER_DIR).is_dir()
+        ):
+            return False
+        encoder = self.load_encoder(device="cpu", dtype="fp32")
+        reference = TokenEncoder(base or self.spec.name, max_length=encoder.max_length, device="cpu", dtype="fp32")
+        if not write_delta(encoder, reference.spec, Path(self.path)):
+            return False
+        sums = {k: v for k, v in meta.get("sha256", {}).items() if not k.startswith(f"{ENCODER_DIR}/")}
+        sums[DELTA_FILE] = file_sha256(Path(self.path) / DELTA_FILE)
+        self._write_meta({**meta, "base_encoder": reference.spec.to_dict(), "sha256": sums})
+        shutil.rmtree(Path(self.path) / ENCODER_DIR)
+        return True
 
     def load_head(self) -> nn.Module:
         from safetensors.torch import load_file
@@ -182,7 +217,9 @@ class Verifier(pt.Artifact):
             batch_size=batch_size,
             dtype=dtype,
         )
-        if encoder is None and meta.get("fine_tuned_encoder"):
+        if encoder is None and meta.get("base_encoder"):
+            encoder = self._tuned_from_base(meta, options)
+        elif encoder is None and meta.get("fine_tuned_encoder"):
             source = Path(self.path) / ENCODER_DIR
             try:
                 encoder = TokenEncoder(str(source), **options)
@@ -196,6 +233,23 @@ class Verifier(pt.Artifact):
             encoder = TokenEncoder(spec.name, **options)
         spec.check(encoder.spec, repr(self), same_length=False)
         return encoder
+
+    def _tuned_from_base(self, meta: dict, options: dict) -> TokenEncoder:
+        """The fine-tuned encoder rebuilt from the base named in ``meta`` and ``encoder-delta.safetensors``."""
+        try:
+            base = EncoderSpec.from_dict(meta["base_encoder"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise CorruptVerifierError(f"{Path(self.path) / META_FILE}: bad 'base_encoder' ({e}): {RETRAIN}") from e
+        encoder = TokenEncoder(base.name, **options)
+        try:
+            return apply_delta(encoder, Path(self.path) / DELTA_FILE, base)
+        except IncompatibleEncoderError:  # the base name now gives other weights: not a damaged folder
+            raise
+        except Exception as e:  # missing, truncated, foreign tensors
+            raise CorruptVerifierError(
+                f"{Path(self.path) / DELTA_FILE} (the fine-tuned encoder's changes) cannot be applied to "
+                f"{base.name!r} ({type(e).__name__}: {e}): {RETRAIN}"
+            ) from e
 
     def encoder_for(self, encoder: TokenEncoder) -> TokenEncoder:
         """``encoder`` itself when this verifier was trained over it; else the verifier's own encoder (its

@@ -89,6 +89,7 @@ def test_cached_training_learns_and_resumes(tmp_path, tiny_model_dir, mode):
     assert len(log) == 4 and all(torch.isfinite(torch.tensor(e["loss"])) for e in log)
     assert verifier.meta["fine_tuned_encoder"] == (mode == "last-layer")
     assert (verifier.meta["encoder"]["fingerprint"] != before) == (mode == "last-layer")
+    assert (verifier.path / "encoder-delta.safetensors").is_file() == (mode == "last-layer")  # 1 of 2 layers
     assert not any(p.requires_grad for p in encoder.model.parameters())
     # the frozen cached path gives the loss of the re-encoding path at step 1 (same head init, same batch)
     if mode == "frozen":

@@ -28,7 +28,7 @@ from .state_cache import StateCache, TopLayers
 from .triplets import COLUMNS, load_triplets
 
 MODES = ("frozen", "last-layer", "end-to-end")
-ARTIFACT_FILES = ("head.safetensors", "encoder", "pt_meta.json")  # what Verifier.save writes
+ARTIFACT_FILES = ("head.safetensors", "encoder", "encoder-delta.safetensors", "pt_meta.json")  # Verifier.save's
 
 
 @dataclass
@@ -228,6 +228,7 @@ def train_verifier(
     )
     same_config = lambda folder: _recorded_training(folder) == json.loads(json.dumps(record))  # noqa: E731
     prepare_output(output_dir, fingerprint, outputs=ARTIFACT_FILES, overwrite=overwrite, legacy_match=same_config)
+    base = encoder.spec  # the encoder before tuning: a fine-tuned one is saved as its changes against it
     torch.manual_seed(config.seed)
     head_config = {"dim": encoder.dim, **config.head_config}
     head = build_head(config.head, **head_config)
@@ -274,6 +275,7 @@ def train_verifier(
         head_config=head_config,
         training=record,
         fine_tuned=fine_tuned,
+        base=base,
     )
     return verifier, log
 
