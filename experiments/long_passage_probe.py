@@ -1,0 +1,140 @@
+"""Do the map heads lose their near-miss skill on long texts? The same edits scored twice: as sentences, and
+inside the passage (a window of the SciFact abstract, up to ``--words`` words) the sentence came from.
+
+Why: F4 adds a learned embedding per tile row and column (8 tokens each). The verifier rows reach about 12 tile
+rows and 16 tile columns (queries and sentences up to ~96 tokens, passages cut at 128), so at 256 tokens (CondaQA)
+tiles 16-31 carry position vectors that training never moved from their random start. This probe measures that on
+SciFact *train-corpus* text (the rows' own source, no test data), with a paraphrase edit of the sentence as the
+positive and a negation / binding / spatial edit of the same sentence as the near-miss, and, as a diagnostic,
+the same heads with the tile positions beyond ``--trained-tiles`` clamped to the last trained one.
+
+    python experiments/long_passage_probe.py --scorers maxsim,mapverifier,runs/verifiers/f4-ll-d0-s42 \\
+        --out experiments/results/long-passage-probe
+
+Needs ``runs/verifiers/data/scifact-edits.jsonl`` (``verifier_training.py data``). Nothing here feeds training,
+a serving form or a threshold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import re
+import time
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+import pyterrier_compverify as cv
+from pyterrier_compverify.measures import nearmiss_table
+from pyterrier_compverify.nearmiss_report import named_scorers
+from pyterrier_compverify.scoring.heads.map_transformer import MapTransformerHead
+
+SENTENCE_END = r"(?<=[.!?])\s+(?=[A-Z])"  # the rule of training.data.split_sentences, without its length filter
+
+
+def window(sentences: list[str], i: int, words: int) -> tuple[int, int]:
+    """The widest run of sentences around ``i`` (grown right, then left, in turn) of at most ``words`` words.
+
+    >>> window(["a b", "c d e", "f", "g h i j"], 1, 6)
+    (0, 3)
+    """
+    lo, hi, total = i, i + 1, len(sentences[i].split())
+    grew = True
+    while grew:
+        grew = False
+        for side in ("right", "left"):
+            j = hi if side == "right" else lo - 1
+            if 0 <= j < len(sentences) and total + len(sentences[j].split()) <= words:
+                total += len(sentences[j].split())
+                lo, hi = (lo, hi + 1) if side == "right" else (lo - 1, hi)
+                grew = True
+    return lo, hi
+
+
+def triplets(edits: pd.DataFrame, words: int, limit: int, seed: int) -> pd.DataFrame:
+    """Sentence- and passage-level triplets of the sentences that have both a paraphrase and a flipping edit."""
+    para = edits[edits["category"] == "paraphrase"].drop_duplicates("sentence1").set_index("sentence1")["sentence2"]
+    flips = edits[(edits["category"] != "paraphrase") & edits["sentence1"].isin(para.index)]
+    flips = flips.sample(frac=1.0, random_state=seed).drop_duplicates("sentence1").head(limit)
+    home = {}
+    for doc in cv.datasets.load_collection("irds:beir/scifact/train").corpus_iter():
+        parts = re.split(SENTENCE_END, doc["text"].strip())
+        for i, s in enumerate(parts):
+            home.setdefault(s, (parts, i))
+    rows = []
+    for s, flip, category in flips[["sentence1", "sentence2", "category"]].itertuples(index=False):
+        rows.append(("sentence", category, s, para[s], flip))
+        if s in home:
+            parts, i = home[s]
+            lo, hi = window(parts, i, words)
+            text = lambda x, parts=parts, i=i, lo=lo, hi=hi: " ".join([*parts[lo:i], x, *parts[i + 1 : hi]])  # noqa: E731
+            rows.append(("passage", category, text(s), text(para[s]), text(flip)))
+    frame = pd.DataFrame(rows, columns=["source", "category", "anchor", "positive", "near_miss"])
+    return frame.assign(kind=frame["category"])
+
+
+@contextlib.contextmanager
+def clamped_positions(tiles: int | None):
+    """F4 heads use the row / column position of tile ``tiles - 1`` for every tile beyond it (None: unchanged)."""
+    if tiles is None:
+        yield
+        return
+    original = MapTransformerHead._offsets
+
+    def offsets(self, rows, cols):
+        device = self.embed.bias.device
+        grid_r = torch.arange(rows, device=device).repeat_interleave(cols).clamp(max=tiles - 1)
+        grid_c = torch.arange(cols, device=device).repeat(rows).clamp(max=tiles - 1)
+        return self.embed.bias + self.row_pos(grid_r) + self.col_pos(grid_c)
+
+    MapTransformerHead._offsets = offsets
+    try:
+        yield
+    finally:
+        MapTransformerHead._offsets = original
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scorers", default="maxsim,mapverifier")
+    parser.add_argument("--edits", default="runs/verifiers/data/scifact-edits.jsonl")
+    parser.add_argument("--words", type=int, default=180, help="passage window (CondaQA passages reach 183 words)")
+    parser.add_argument("--limit", type=int, default=200, help="sentences (each with its passage)")
+    parser.add_argument("--trained-tiles", type=int, default=16, help="clamp: 128 training tokens / 8 per tile")
+    parser.add_argument("--max-length", type=int, default=256)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--overwrite", action="store_true")
+    args = parser.parse_args()
+    if Path(args.out + ".md").exists() and not args.overwrite:
+        raise SystemExit(f"{args.out}.md exists: pass --overwrite or another --out")
+    cv.setup_local_data()
+    start = time.time()
+    frame = triplets(pd.read_json(args.edits, lines=True), args.words, args.limit, args.seed)
+    encoder = cv.TokenEncoder(max_length=args.max_length)
+    tokens = encoder.token_lengths(frame["anchor"].tolist())
+    print(frame.assign(tokens=tokens).groupby("source")["tokens"].describe().round(1).to_markdown())
+    tables = []
+    for tiles in (None, args.trained_tiles):
+        with clamped_positions(tiles):
+            scorers = named_scorers(args.scorers.split(","), encoder)
+            table = nearmiss_table(scorers, frame, distractors=0)
+        tables.append(table.assign(positions="all" if tiles is None else f"clamped at {tiles}"))
+    table = pd.concat(tables, ignore_index=True)
+    table = table[table["positions"].eq("all") | ~table["scorer"].isin(["maxsim", "pooled"])]
+    columns = ["scorer", "positions", "source", "category", "n", "headline", "win_rate", "identity_win"]
+    shown = table[columns + ["para_ge_identity", "tie_rate"]].round(3)
+    print(shown.to_markdown(index=False))
+    from pyterrier_compverify.reporting import write_table
+
+    lengths = frame.assign(tokens=tokens).groupby("source")["tokens"].describe().round(1).to_markdown()
+    title = f"Sentence vs passage ({args.words} words) near-misses of SciFact train-corpus edits"
+    title += f", max length {args.max_length}"
+    body = f"Anchor tokens:\n\n{lengths}\n\n{shown.to_markdown(index=False)}"
+    write_table(shown, Path(args.out), title, encoder, time.time() - start, body)
+
+
+if __name__ == "__main__":
+    main()
