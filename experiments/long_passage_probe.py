@@ -6,10 +6,14 @@ rows and 16 tile columns (queries and sentences up to ~96 tokens, passages cut a
 tiles 16-31 carry position vectors that training never moved from their random start. This probe measures that on
 SciFact *train-corpus* text (the rows' own source, no test data), with a paraphrase edit of the sentence as the
 positive and a negation / binding / spatial edit of the same sentence as the near-miss, and, as a diagnostic,
-the same heads with the tile positions beyond ``--trained-tiles`` clamped to the last trained one.
+the same heads with the tile positions beyond ``--trained-tiles`` clamped to the last trained one (0: not run).
+``--direction reverse`` turns the negation edits round, as in CondaQA's affirmative edits: the anchor is the
+negated sentence, the positive a paraphrase edit of it, the near-miss the sentence without the negation.
 
     python experiments/long_passage_probe.py --scorers maxsim,mapverifier,runs/verifiers/f4-ll-d0-s42 \\
         --out experiments/results/long-passage-probe
+    python experiments/long_passage_probe.py --scorers maxsim,mapverifier,runs/verifiers/f4-ll-d0-s42 \\
+        --direction reverse --trained-tiles 0 --out experiments/results/long-passage-probe-reverse
 
 Needs ``runs/verifiers/data/scifact-edits.jsonl`` (``verifier_training.py data``). Nothing here feeds training,
 a serving form or a threshold.
@@ -53,24 +57,57 @@ def window(sentences: list[str], i: int, words: int) -> tuple[int, int]:
     return lo, hi
 
 
-def triplets(edits: pd.DataFrame, words: int, limit: int, seed: int) -> pd.DataFrame:
-    """Sentence- and passage-level triplets of the sentences that have both a paraphrase and a flipping edit."""
-    para = edits[edits["category"] == "paraphrase"].drop_duplicates("sentence1").set_index("sentence1")["sentence2"]
-    flips = edits[(edits["category"] != "paraphrase") & edits["sentence1"].isin(para.index)]
-    flips = flips.sample(frac=1.0, random_state=seed).drop_duplicates("sentence1").head(limit)
+def edited_sentences(edits: pd.DataFrame, direction: str, limit: int, pool: int, seed: int) -> pd.DataFrame:
+    """``sentence`` (as in the abstract) and the ``anchor``, ``positive`` and ``near_miss`` to put in its place.
+    forward: the sentence, its paraphrase edit, its flipping edit (the rows' direction). reverse: the negated
+    sentence, a paraphrase edit of it (the rule generator run on it), the sentence (CondaQA's affirmative
+    direction: the anchor holds the negation, the near-miss lacks it)."""
+    if direction == "forward":
+        para = edits[edits["category"] == "paraphrase"].drop_duplicates("sentence1").set_index("sentence1")["sentence2"]
+        flips = edits[(edits["category"] != "paraphrase") & edits["sentence1"].isin(para.index)]
+        flips = flips.sample(frac=1.0, random_state=seed).drop_duplicates("sentence1").head(limit)
+        return pd.DataFrame(
+            {
+                "sentence": flips["sentence1"],
+                "anchor": flips["sentence1"],
+                "positive": flips["sentence1"].map(para),
+                "near_miss": flips["sentence2"],
+                "category": flips["category"],
+            }
+        )
+    from pyterrier_compverify.negatives import RuleBasedGenerator
+
+    negated = edits[edits["category"] == "negation"].drop_duplicates("sentence1").drop_duplicates("sentence2")
+    negated = negated.sample(n=min(pool, len(negated)), random_state=seed)
+    made = RuleBasedGenerator(categories=("paraphrase",)).generate(negated["sentence2"], verbose=False, seed=seed)
+    para = made.table.drop_duplicates("sentence1").set_index("sentence1")["sentence2"]
+    negated = negated[negated["sentence2"].isin(para.index)].head(limit)
+    return pd.DataFrame(
+        {
+            "sentence": negated["sentence1"],
+            "anchor": negated["sentence2"],
+            "positive": negated["sentence2"].map(para),
+            "near_miss": negated["sentence1"],
+            "category": "negation removed",
+        }
+    )
+
+
+def triplets(edited: pd.DataFrame, words: int) -> pd.DataFrame:
+    """Each edit as a sentence triplet and inside the passage (a window of its abstract) it came from."""
     home = {}
     for doc in cv.datasets.load_collection("irds:beir/scifact/train").corpus_iter():
         parts = re.split(SENTENCE_END, doc["text"].strip())
         for i, s in enumerate(parts):
             home.setdefault(s, (parts, i))
     rows = []
-    for s, flip, category in flips[["sentence1", "sentence2", "category"]].itertuples(index=False):
-        rows.append(("sentence", category, s, para[s], flip))
-        if s in home:
-            parts, i = home[s]
+    for sentence, anchor, positive, near_miss, category in edited.itertuples(index=False):
+        rows.append(("sentence", category, anchor, positive, near_miss))
+        if sentence in home:
+            parts, i = home[sentence]
             lo, hi = window(parts, i, words)
             text = lambda x, parts=parts, i=i, lo=lo, hi=hi: " ".join([*parts[lo:i], x, *parts[i + 1 : hi]])  # noqa: E731
-            rows.append(("passage", category, text(s), text(para[s]), text(flip)))
+            rows.append(("passage", category, text(anchor), text(positive), text(near_miss)))
     frame = pd.DataFrame(rows, columns=["source", "category", "anchor", "positive", "near_miss"])
     return frame.assign(kind=frame["category"])
 
@@ -102,7 +139,9 @@ def main() -> None:
     parser.add_argument("--edits", default="runs/verifiers/data/scifact-edits.jsonl")
     parser.add_argument("--words", type=int, default=180, help="passage window (CondaQA passages reach 183 words)")
     parser.add_argument("--limit", type=int, default=200, help="sentences (each with its passage)")
-    parser.add_argument("--trained-tiles", type=int, default=16, help="clamp: 128 training tokens / 8 per tile")
+    parser.add_argument("--direction", default="forward", choices=["forward", "reverse"])
+    parser.add_argument("--pool", type=int, default=6000, help="reverse: negated sentences given to the paraphraser")
+    parser.add_argument("--trained-tiles", type=int, default=16, help="clamp at (0: none); 128 tokens / 8")
     parser.add_argument("--max-length", type=int, default=256)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", required=True)
@@ -112,12 +151,13 @@ def main() -> None:
         raise SystemExit(f"{args.out}.md exists: pass --overwrite or another --out")
     cv.setup_local_data()
     start = time.time()
-    frame = triplets(pd.read_json(args.edits, lines=True), args.words, args.limit, args.seed)
+    edits = pd.read_json(args.edits, lines=True)
+    frame = triplets(edited_sentences(edits, args.direction, args.limit, args.pool, args.seed), args.words)
     encoder = cv.TokenEncoder(max_length=args.max_length)
     tokens = encoder.token_lengths(frame["anchor"].tolist())
     print(frame.assign(tokens=tokens).groupby("source")["tokens"].describe().round(1).to_markdown())
     tables = []
-    for tiles in (None, args.trained_tiles):
+    for tiles in (None, args.trained_tiles) if args.trained_tiles else (None,):
         with clamped_positions(tiles):
             scorers = named_scorers(args.scorers.split(","), encoder)
             table = nearmiss_table(scorers, frame, distractors=0)
@@ -130,7 +170,7 @@ def main() -> None:
     from pyterrier_compverify.reporting import write_table
 
     lengths = frame.assign(tokens=tokens).groupby("source")["tokens"].describe().round(1).to_markdown()
-    title = f"Sentence vs passage ({args.words} words) near-misses of SciFact train-corpus edits"
+    title = f"Sentence vs passage ({args.words} words) near-misses of SciFact train-corpus edits ({args.direction})"
     title += f", max length {args.max_length}"
     body = f"Anchor tokens:\n\n{lengths}\n\n{shown.to_markdown(index=False)}"
     write_table(shown, Path(args.out), title, encoder, time.time() - start, body)
