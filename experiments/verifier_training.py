@@ -534,7 +534,10 @@ def main() -> None:
     p.add_argument("--head-lr", type=float, default=5e-4)
     p.add_argument("--encoder-lr", type=float, default=2e-5)
     p.add_argument(
-        "--encoder-dropout", type=float, default=None, help="dropout of the layers that learn (default: the model's)"
+        "--encoder-dropout",
+        type=float,
+        default=None,
+        help="dropout of the layers that learn (default: 0 for last-layer, the model's for end-to-end)",
     )
     p.add_argument("--caption-share", type=float, default=0.65)
     p.add_argument("--structural-share", type=float, default=0.15)

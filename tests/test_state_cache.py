@@ -106,7 +106,7 @@ def test_training_that_cannot_train_is_refused(tmp_path, tiny_encoder):
     assert not (tmp_path / "x").exists()
 
 
-@pytest.mark.parametrize("dropout", [None, 0.0])
+@pytest.mark.parametrize("dropout", [0.1, None, 0.0])
 def test_encoder_dropout_sets_the_noise_of_the_layers_that_learn(tmp_path, tiny_model_dir, dropout):
     from pyterrier_compverify import TokenEncoder
     from pyterrier_compverify.training.verifier import _state_source
@@ -120,8 +120,9 @@ def test_encoder_dropout_sets_the_noise_of_the_layers_that_learn(tmp_path, tiny_
         served = source.eval()(ids)[0]
         trained = [source.train()(ids)[0] for _ in range(2)]
     noisy = not torch.equal(trained[0], trained[1])
-    assert noisy == (dropout is None)  # the model's own dropout (0.1) perturbs training states; 0 does not
-    if dropout == 0.0:
+    assert noisy == (dropout == 0.1)  # the model's own dropout (0.1) perturbs training states; 0 does not
+    assert config.encoder_dropout == (0.1 if dropout == 0.1 else 0.0)  # last-layer's default: 0, recorded
+    if not noisy:
         torch.testing.assert_close(trained[0], served)
     with pytest.raises(ValueError, match="encoder_dropout"):
         VerifierTrainingConfig(mode="last-layer", encoder_dropout=1.0)

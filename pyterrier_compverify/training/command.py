@@ -79,8 +79,8 @@ def register_train_verifier(subparsers) -> None:
         "--encoder-dropout",
         type=float,
         default=None,
-        help="dropout of the encoder layers that learn, not --mode frozen; 0 trains over the states serving reads "
-        "(default: the model's own)",
+        help="dropout of the encoder layers that learn, not --mode frozen (default: 0 for last-layer, which trains "
+        "over the states serving reads; the model's own for end-to-end)",
     )
     parser.add_argument("--seed", type=int, default=default("seed"), help="(default: %(default)s)")
     parser.add_argument("--max-length", type=int, default=None, help=MAX_LENGTH_HELP)
