@@ -502,17 +502,22 @@ def ship(args) -> None:
     if not args.package:
         print(f"{verifier}: serving form {penalty}")
         return
-    if verifier.meta["fine_tuned_encoder"] and not verifier.compact() and not verifier.meta.get("base_encoder"):
-        raise SystemExit(
-            f"{verifier}'s fine-tuned encoder cannot be stored as a delta of the stock model: not packaged"
-        )
+    if verifier.meta["fine_tuned_encoder"]:  # the package holds the tuned layer's changes, not an 88 MB copy
+        if verifier.compact():
+            print(f"{verifier}: encoder/ replaced by its changes against the stock model (encoder-delta.safetensors)")
+        if not verifier.meta.get("base_encoder"):
+            raise SystemExit(f"{verifier}'s tuned encoder cannot be stored as changes to the stock model: not packaged")
     target = Path(cv.__file__).parent / "weights" / f"{verifier.meta['head'].lower()}-minilm-frozen"
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
-    for name in ("pt_meta.json", "head.safetensors", "encoder-delta.safetensors"):
-        if (Path(verifier.path) / name).exists():
-            shutil.copy(Path(verifier.path) / name, target / name)
+    names = [
+        "pt_meta.json",
+        "head.safetensors",
+        *(["encoder-delta.safetensors"] if "base_encoder" in verifier.meta else []),
+    ]
+    for name in names:
+        shutil.copy(Path(verifier.path) / name, target / name)
     print(f"shipped {verifier} as {target} with penalty {penalty}")
 
 

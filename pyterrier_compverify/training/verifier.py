@@ -233,7 +233,7 @@ def train_verifier(
     )
     same_config = lambda folder: _recorded_training(folder) == json.loads(json.dumps(record))  # noqa: E731
     prepare_output(output_dir, fingerprint, outputs=ARTIFACT_FILES, overwrite=overwrite, legacy_match=same_config)
-    base = encoder.spec  # the encoder before tuning: a fine-tuned one is saved as its changes against it
+    base = encoder.spec  # the encoder before tuning: a last-layer one is saved as its changes against it
     torch.manual_seed(config.seed)
     head_config = {"dim": encoder.dim, **config.head_config}
     head = build_head(config.head, **head_config)
@@ -280,7 +280,7 @@ def train_verifier(
         head_config=head_config,
         training=record,
         fine_tuned=fine_tuned,
-        base=base,
+        base=base if config.mode == "last-layer" else None,  # end-to-end changes every tensor: a full copy
     )
     return verifier, log
 
