@@ -125,6 +125,12 @@ def verify_sums(folder: Path, sums: dict | None, error: type[CorruptArtifactErro
             raise error(f"{Path(folder) / name} does not match the sha256 recorded at build time: {fix}")
 
 
+def remove_path(path: Path) -> None:
+    """Delete a file or a folder, if it is there."""
+    with contextlib.suppress(FileNotFoundError):
+        shutil.rmtree(path) if Path(path).is_dir() else Path(path).unlink()
+
+
 def building_name(target: Path) -> Path:
     """A fresh temporary name beside ``target`` (same file system, so it can be renamed into place)."""
     return target.with_name(f".{target.name}{BUILDING}{secrets.token_hex(4)}")

@@ -3,7 +3,6 @@ rerankers it hands out (``MapVerifier`` for F4, ``MapCNN`` for F3, ``TrainedHead
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -15,7 +14,7 @@ import torch
 from torch import nn
 
 from . import rerank
-from .artifacts import CorruptArtifactError, file_sha256, read_meta, verify_sums
+from .artifacts import CorruptArtifactError, file_sha256, read_meta, remove_path, verify_sums
 from .encoder import MaxLengthError, TokenEncoder
 from .encoder_delta import DELTA_FILE, apply_delta, write_delta
 from .rerank import TokenReranker
@@ -108,15 +107,14 @@ class Verifier(pt.Artifact):
             (tmp / META_FILE).write_text(json.dumps(meta, indent=2))
             # the old meta goes first and the new one comes last: a crash in between leaves no verifier (the run
             # folder's fingerprint then resumes or retrains), never a meta naming files that are not there
-            with contextlib.suppress(FileNotFoundError):
-                (path / META_FILE).unlink()
+            remove_path(path / META_FILE)
             payload = [name for name in (HEAD_FILE, ENCODER_DIR, DELTA_FILE) if (tmp / name).exists()]
             for name in payload:
-                _remove(path / name)
+                remove_path(path / name)
                 os.replace(tmp / name, path / name)
             os.replace(tmp / META_FILE, path / META_FILE)
             for name in {ENCODER_DIR, DELTA_FILE} - set(payload):  # an earlier artifact's encoder of the other form
-                _remove(path / name)
+                remove_path(path / name)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         return cls(path)
@@ -147,7 +145,7 @@ class Verifier(pt.Artifact):
         meta = self.meta
         folder = Path(self.path)
         if meta.get("base_encoder"):
-            _remove(folder / ENCODER_DIR)  # a copy whose deletion was interrupted
+            remove_path(folder / ENCODER_DIR)  # a copy whose deletion was interrupted
             return False
         if not meta.get("fine_tuned_encoder") or not (folder / ENCODER_DIR).is_dir():
             return False
@@ -167,7 +165,7 @@ class Verifier(pt.Artifact):
             (folder / DELTA_FILE).unlink()
             raise CorruptVerifierError(f"{folder / DELTA_FILE} does not rebuild {folder / ENCODER_DIR}: kept the copy")
         self._write_meta(compacted)
-        _remove(folder / ENCODER_DIR)
+        remove_path(folder / ENCODER_DIR)
         return True
 
     def load_head(self) -> nn.Module:
@@ -380,12 +378,6 @@ class WeightedMaxSim(TrainedHeadReranker):
                 "(cv.MapVerifier, cv.MapCNN); drop penalty="
             )
         super().__init__(verifier, penalty=False, **kwargs)
-
-
-def _remove(path: Path) -> None:
-    """Delete a file or folder if it is there."""
-    with contextlib.suppress(FileNotFoundError):
-        shutil.rmtree(path) if path.is_dir() else path.unlink()
 
 
 def default_verifier_path(head: str) -> str:

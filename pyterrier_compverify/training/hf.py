@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..artifacts import remove_path
 from ..encoder import warn_if_emulated
 
 RUN_FILE = "compverify_run.json"  # the fingerprint of the run whose outputs the folder holds
@@ -91,7 +92,7 @@ def prepare_output(
                 "to replace it, or choose another folder"
             )
         for path in held:
-            shutil.rmtree(path) if path.is_dir() else path.unlink()
+            remove_path(path)
     output_dir.mkdir(parents=True, exist_ok=True)
     tmp = record.with_name(f".{RUN_FILE}.tmp")
     tmp.write_text(json.dumps(fingerprint, indent=2))
