@@ -9,6 +9,8 @@ positive and a negation / binding / spatial edit of the same sentence as the nea
 the same heads with the tile positions beyond ``--trained-tiles`` clamped to the last trained one (0: not run).
 ``--direction reverse`` turns the negation edits round, as in CondaQA's affirmative edits: the anchor is the
 negated sentence, the positive a paraphrase edit of it, the near-miss the sentence without the negation.
+``--direction reworded`` reads ``--edits runs/verifiers/data/scifact-reworded.jsonl`` (``negatives.affixal``: the
+predicate negated with "not" / by an affix, the affirmative as near-miss), dev adjectives only (held out of training).
 Items whose edited sentence ends past ``--max-length`` tokens in a passage are left out, as sentences too (the
 first results, ``long-passage-probe.md`` and ``-reverse.md``, kept them: 3% ties there).
 
@@ -16,6 +18,9 @@ first results, ``long-passage-probe.md`` and ``-reverse.md``, kept them: 3% ties
         --out experiments/results/long-passage-probe-v2
     python experiments/long_passage_probe.py --scorers maxsim,mapverifier,runs/verifiers/f4-ll-d0-s42 \\
         --direction reverse --trained-tiles 0 --out experiments/results/long-passage-probe-reverse-v2
+    python experiments/long_passage_probe.py --scorers maxsim,mapverifier,runs/verifiers/f4-ll-rw-s42 \
+        --direction reworded --edits runs/verifiers/data/scifact-reworded.jsonl --trained-tiles 0 --limit 1000 \
+        --out experiments/results/long-passage-probe-reworded
 
 Needs ``runs/verifiers/data/scifact-edits.jsonl`` (``verifier_training.py data``). Nothing here feeds training,
 a serving form or a threshold.
@@ -64,6 +69,17 @@ def edited_sentences(edits: pd.DataFrame, direction: str, limit: int, pool: int,
     forward: the sentence, its paraphrase edit, its flipping edit (the rows' direction). reverse: the negated
     sentence, a paraphrase edit of it (the rule generator run on it), the sentence (CondaQA's affirmative
     direction: the anchor holds the negation, the near-miss lacks it)."""
+    if direction == "reworded":
+        dev = edits[edits["split"] == "dev"].sample(frac=1.0, random_state=seed).head(limit)
+        return pd.DataFrame(
+            {
+                "sentence": dev["sentence"],
+                "anchor": dev["anchor"],
+                "positive": dev["positive"],
+                "near_miss": dev["negative"],
+                "category": dev["direction"],
+            }
+        )
     if direction == "forward":
         para = edits[edits["category"] == "paraphrase"].drop_duplicates("sentence1").set_index("sentence1")["sentence2"]
         flips = edits[(edits["category"] != "paraphrase") & edits["sentence1"].isin(para.index)]
@@ -152,7 +168,7 @@ def main() -> None:
     parser.add_argument("--edits", default="runs/verifiers/data/scifact-edits.jsonl")
     parser.add_argument("--words", type=int, default=180, help="passage window (CondaQA passages reach 183 words)")
     parser.add_argument("--limit", type=int, default=200, help="sentences (each with its passage)")
-    parser.add_argument("--direction", default="forward", choices=["forward", "reverse"])
+    parser.add_argument("--direction", default="forward", choices=["forward", "reverse", "reworded"])
     parser.add_argument("--pool", type=int, default=6000, help="reverse: negated sentences given to the paraphraser")
     parser.add_argument("--trained-tiles", type=int, default=16, help="clamp at (0: none); 128 tokens / 8")
     parser.add_argument("--max-length", type=int, default=256)

@@ -32,6 +32,7 @@ from pyterrier_compverify.training.verifier_mix import (
     caption_rows,
     granularity_rows,
     retrieval_rows,
+    reworded_rows,
     structural_rows,
 )
 
@@ -90,6 +91,18 @@ def data(args) -> None:
         (out / "scifact-dev-queries.json").write_text(json.dumps(sorted(dev), indent=0))
         print(f"retrieval: {len(triplets)} rows, {len(dev)} dev queries held out")
 
+    path = out / "scifact-reworded.jsonl"
+    if not path.exists():  # negation said two ways vs the affirmative; a fifth of the adjectives held out for dev
+        from pyterrier_compverify.negatives.affixal import reworded_negations
+
+        table = reworded_negations(corpus_sentences("irds:beir/scifact/train", seed=0))
+        words = sorted(table["word"].unique())
+        dev = set(np.random.default_rng(0).choice(words, len(words) // 5, replace=False))
+        table.assign(split=np.where(table["word"].isin(dev), "dev", "train")).to_json(
+            path, orient="records", lines=True
+        )
+        print(f"reworded negations: {len(table)} triplets of {len(words)} adjectives, {len(dev)} held out for dev")
+
 
 def load_data(run_dir: Path) -> dict:
     d = Path(run_dir) / "data"
@@ -103,6 +116,7 @@ def load_data(run_dir: Path) -> dict:
         "retrieval": read("scifact-retrieval.jsonl"),
         "dev_queries": json.loads((d / "scifact-dev-queries.json").read_text()),
         "train_kw": read("flickr-train-kw.jsonl") if (d / "flickr-train-kw.jsonl").exists() else None,
+        "reworded": read("scifact-reworded.jsonl") if (d / "scifact-reworded.jsonl").exists() else None,
     }
 
 
@@ -126,6 +140,10 @@ def train(args) -> None:
     if args.granularity_share > 0:  # keyword / phrase query -> its caption, against an edit touching the query
         sources["granularity"] = granularity_rows(d["train_kw"], d["train_edits"], seed=42)
         shares["granularity"] = args.granularity_share
+    if args.reworded_share > 0:  # "is not clear" -> "is unclear", against "is clear" (train adjectives only)
+        train_rows = d["reworded"][d["reworded"]["split"] == "train"].reset_index(drop=True)
+        sources["reworded"] = lambda epoch: reworded_rows(train_rows, seed=args.seed * 1000 + epoch)
+        shares["reworded"] = args.reworded_share
     rows = arrange_batches(sources, shares, steps=args.steps, batch_size=args.batch_size, seed=args.seed)
     config = VerifierTrainingConfig(
         head=args.head,
@@ -151,6 +169,7 @@ def train(args) -> None:
         *sources["structural"][["anchor", "positive", "negative"]].to_numpy().ravel(),
         *sources["retrieval"][["anchor", "positive", "negative"]].to_numpy().ravel(),
         *([] if "granularity" not in sources else sources["granularity"]["anchor"].unique()),
+        *([] if "reworded" not in sources else train_rows[["anchor", "negative"]].to_numpy().ravel()),
     ]
     verifier, log = train_verifier(rows, run_dir / args.name, encoder=encoder, config=config, cache_texts=pool)
     info = {
@@ -550,6 +569,7 @@ def main() -> None:
     p.add_argument(
         "--granularity-share", type=float, default=0.0, help="keyword/phrase query -> caption rows (needs data)"
     )
+    p.add_argument("--reworded-share", type=float, default=0.0, help="reworded-negation rows (needs data)")
     p.add_argument("--bf16", action="store_true")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--model", default=cv.DEFAULT_MODEL, help="the encoder whose states the head reads")

@@ -11,6 +11,9 @@ Every row is (anchor, positive, negative, source, positive_kind). Sources:
 - ``granularity``: anchor = a keyword or phrase query made from a caption; positive = that caption (it says more
   than the query, and is still a match); negative = a near-miss edit of the caption that changes a word of the
   query (so "more words" is not what the head learns to punish, a changed detail is).
+- ``reworded``: anchor = a sentence whose predicate is negated one way ("is not clear" / "is unclear"); positive =
+  negated the other way; negative = the affirmative ("is clear"), which shares more words with the anchor
+  (``negatives.affixal``).
 ``identity=True`` (an ablation) makes the anchor its own positive.
 """
 
@@ -110,6 +113,16 @@ def retrieval_rows(triplets: pd.DataFrame) -> pd.DataFrame:
     """``anchor, positive, negative`` retrieval triplets (e.g. ``training.data.retrieval_triplets``) as mix rows."""
     out = triplets[["anchor", "positive", "negative"]].copy()
     return out.assign(source="retrieval", positive_kind="relevant", negative_kind="bm25")[COLUMNS]
+
+
+def reworded_rows(triplets: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
+    """``negatives.affixal.reworded_negations`` triplets as mix rows, one direction per sentence drawn at random
+    (both in one batch would make each row's anchor another row's in-batch negative)."""
+    rng = np.random.default_rng(seed)
+    one = triplets.groupby("sentence", sort=True).nth(0).index  # the first row of each sentence...
+    pick = one + rng.integers(0, 2, len(one))  # ...or the second (the two directions are adjacent)
+    out = triplets.loc[pick, ["anchor", "positive", "negative"]].reset_index(drop=True)
+    return out.assign(source="reworded", positive_kind="reworded negation", negative_kind="affirmative")[COLUMNS]
 
 
 ADDITIONS = ("add_att", "add_obj")  # a caption with an added detail still matches a shorter query

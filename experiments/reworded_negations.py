@@ -1,0 +1,107 @@
+"""Reworded negations (``negatives.affixal``): a reading sample for a reader who did not write the rules, and the
+precision that reading gives.
+
+The rules were written while reading SciFact train-corpus output only. The sample is drawn from Cranfield
+abstracts (aerodynamics), text the rules never saw; nothing here trains or selects anything.
+
+    HF_HUB_OFFLINE=1 COMPVERIFY_DATA=/path/to/data python experiments/reworded_negations.py sample
+    # a reader given only reworded-negations-criteria.md fills reworded-negations-reading.md (one verdict per row)
+    python experiments/reworded_negations.py precision
+
+``sample`` writes ``--out``-sample.md (numbered rows: the "not" form, the affix form, the affirmative) and
+``--out``-key.md (each row's adjective and antonym); ``precision`` reads ``--out``-reading.md and writes
+``--out``-precision.md (CORRECT share with a 95% Wilson interval).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from pathlib import Path
+
+OUT = "experiments/results/reworded-negations"
+
+
+def cranfield_sentences() -> list[str]:
+    """Cranfield abstracts split at their spaced full stops (the text is lower case: " . " ends a sentence)."""
+    import pyterrier_compverify as cv
+
+    sentences = []
+    for doc in cv.datasets.load_collection("irds:cranfield").corpus_iter():
+        parts = re.split(r"\s\.\s*", doc["text"])
+        sentences += [" ".join(p.split()) + " ." for p in parts if len(p.split()) >= 5]
+    return sentences
+
+
+def cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def sample(args) -> None:
+    import pyterrier_compverify as cv
+    from pyterrier_compverify.negatives.affixal import reworded_negations
+
+    cv.setup_local_data()
+    table = reworded_negations(cranfield_sentences())
+    table = table[table["direction"] == "not->affix"]  # one row per sentence: the three forms
+    print(f"{len(table)} Cranfield sentences edited; sampling {args.n}")
+    rows = table.sample(n=min(args.n, len(table)), random_state=args.seed).reset_index(drop=True)
+    lines = [
+        f"# Reworded negations: reading sample ({len(rows)} rows, Cranfield, seed {args.seed})",
+        "",
+        "Judge each row with `reworded-negations-criteria.md` only. A = negated with *not*, B = negated by the word",
+        "itself, C = not negated.",
+        "",
+        "| row | A | B | C | verdict | reason |",
+        "|---|---|---|---|---|---|",
+    ]
+    for i, r in rows.iterrows():
+        lines.append(f"| {i + 1} | {cell(r.anchor)} | {cell(r.positive)} | {cell(r.negative)} |  |  |")
+    Path(args.out + "-sample.md").write_text("\n".join(lines) + "\n")
+    key = rows.assign(row=rows.index + 1)[["row", "word", "antonym"]]
+    Path(args.out + "-key.md").write_text(f"# Reworded negations: sample key\n\n{key.to_markdown(index=False)}\n")
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of k successes in n.
+
+    >>> [round(x, 3) for x in wilson(95, 100)]
+    [0.888, 0.978]
+    """
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+def precision(args) -> None:
+    text = Path(args.out + "-reading.md").read_text()
+    verdicts = re.findall(r"^\|\s*\d+\s*\|.*\|\s*(CORRECT|WRONG)\s*\|", text, flags=re.MULTILINE)
+    n, k = len(verdicts), verdicts.count("CORRECT")
+    lo, hi = wilson(k, n)
+    body = (
+        f"# Reworded negations: precision read by an independent reader\n\n"
+        f"Rows: `{args.out}-sample.md` (Cranfield, text the rules were not written on); reading: "
+        f"`{args.out}-reading.md`.\n\n| rows | CORRECT | precision | 95% Wilson interval |\n|---|---|---|---|\n"
+        f"| {n} | {k} | {k / n:.2f} | {lo:.3f}-{hi:.3f} |\n"
+    )
+    Path(args.out + "-precision.md").write_text(body)
+    print(body)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", default=OUT)
+    sub = parser.add_subparsers(dest="stage", required=True)
+    p = sub.add_parser("sample")
+    p.add_argument("--n", type=int, default=100)
+    p.add_argument("--seed", type=int, default=2718)
+    p.set_defaults(func=sample)
+    sub.add_parser("precision").set_defaults(func=precision)
+    args = parser.parse_args()
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()

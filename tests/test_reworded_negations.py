@@ -1,0 +1,76 @@
+"""Reworded negations (negatives.affixal): "is not clear" / "is unclear" against "is clear", and their mix rows."""
+
+import pytest
+
+from pyterrier_compverify.negatives.affixal import affixal_antonyms, reworded_negations
+from pyterrier_compverify.training.verifier_mix import reworded_rows
+
+
+def test_antonyms_are_affixal_contradictories_without_participles_or_excluded_senses():
+    pairs = affixal_antonyms()
+    assert pairs["possible"] == "impossible" and pairs["clear"] == "unclear" and pairs["useful"] == "useless"
+    assert pairs["significant"] == "insignificant"  # "in" before "non" (WordNet also has "nonsignificant")
+    assert "treated" not in pairs and "critical" not in pairs and "comparable" not in pairs
+    assert all(negative != word and word in negative or negative.endswith("less") for word, negative in pairs.items())
+
+
+@pytest.mark.parametrize(
+    "sentence, expected",
+    [
+        (
+            "The mechanism is unclear.",
+            ("The mechanism is not clear.", "The mechanism is unclear.", "The mechanism is clear."),
+        ),
+        (
+            "It was not possible to act.",
+            ("It was not possible to act.", "It was impossible to act.", "It was possible to act."),
+        ),
+        (
+            "These are sufficient for growth.",
+            (
+                "These are not sufficient for growth.",
+                "These are insufficient for growth.",
+                "These are sufficient for growth.",
+            ),
+        ),
+        (
+            "Results remained not significant.",
+            ("Results remained not significant.", "Results remained insignificant.", "Results remained significant."),
+        ),
+    ],
+)
+def test_each_edited_sentence_gives_both_directions(sentence, expected):
+    with_not, with_affix, affirmative = expected
+    table = reworded_negations([sentence])
+    assert table[["anchor", "positive", "negative", "direction"]].values.tolist() == [
+        [with_not, with_affix, affirmative, "not->affix"],
+        [with_affix, with_not, affirmative, "affix->not"],
+    ]
+    assert set(table["sentence"]) == {sentence}
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "This effect is likely mediated by inhibition.",  # an adverb before a participle, not a predicate
+        "Little is known about the cause.",  # "little is not known" would flip the quantifier, not the predicate
+        "The protein is known to bind DNA.",  # "unknown to bind"
+        "The result is not unclear.",  # a double negation: no affirmative to write
+        "The result remains clear.",  # where "not" goes after "remains" is not one place
+        "Patients were treated with aspirin.",  # a participle: passive voice
+        "The sample is clear-cut.",  # part of a compound
+        "No copula here at all.",
+    ],
+)
+def test_sentences_that_are_not_edited(sentence):
+    assert reworded_negations([sentence]).empty
+
+
+def test_mix_rows_take_one_direction_per_sentence_and_redraw_by_seed():
+    table = reworded_negations(["The mechanism is unclear.", "It was possible to act.", "Data are available."])
+    draws = [reworded_rows(table, seed=s) for s in range(8)]
+    for rows in draws:
+        assert len(rows) == 3 and rows["negative"].is_unique  # each sentence once: no anchor is a batch negative
+        assert set(rows["source"]) == {"reworded"} and set(rows["negative_kind"]) == {"affirmative"}
+        assert not (set(rows["anchor"]) & set(rows["positive"]))
+    assert len({tuple(rows["anchor"]) for rows in draws}) > 1  # directions are drawn, not fixed
