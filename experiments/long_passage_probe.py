@@ -18,9 +18,9 @@ first results, ``long-passage-probe.md`` and ``-reverse.md``, kept them: 3% ties
         --out experiments/results/long-passage-probe-v2
     python experiments/long_passage_probe.py --scorers maxsim,mapverifier,runs/verifiers/f4-ll-d0-s42 \\
         --direction reverse --trained-tiles 0 --out experiments/results/long-passage-probe-reverse-v2
-    python experiments/long_passage_probe.py --scorers maxsim,mapverifier,runs/verifiers/f4-ll-rw-s42 \
-        --direction reworded --edits runs/verifiers/data/scifact-reworded.jsonl --trained-tiles 0 --limit 1000 \
-        --out experiments/results/long-passage-probe-reworded
+    python experiments/long_passage_probe.py --scorers maxsim,mapverifier,runs/verifiers/f4-ll-d0-s42 \\
+        --direction reworded --edits runs/verifiers/data/scifact-reworded.jsonl --trained-tiles 0 --limit 1000 \\
+        --out experiments/results/long-passage-probe-reworded-baselines
 
 Needs ``runs/verifiers/data/scifact-edits.jsonl`` (``verifier_training.py data``). Nothing here feeds training,
 a serving form or a threshold.

@@ -18,7 +18,11 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from caption_edits import cell  # noqa: E402  (a table cell: pipes escaped)
 
 OUT = "experiments/results/reworded-negations"
 
@@ -32,10 +36,6 @@ def cranfield_sentences() -> list[str]:
         parts = re.split(r"\s\.\s*", doc["text"])
         sentences += [" ".join(p.split()) + " ." for p in parts if len(p.split()) >= 5]
     return sentences
-
-
-def cell(text: str) -> str:
-    return text.replace("|", "\\|")
 
 
 def sample(args) -> None:

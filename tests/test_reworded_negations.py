@@ -33,6 +33,20 @@ def test_antonyms_are_affixal_contradictories_without_participles_or_excluded_se
                 "These are sufficient for growth.",
             ),
         ),
+        ("The dye was useless.", ("The dye was not useful.", "The dye was useless.", "The dye was useful.")),
+        (
+            "It is unknown whether it binds.",
+            ("It is not known whether it binds.", "It is unknown whether it binds.", "It is known whether it binds."),
+        ),
+        # the first copula is rejected (an adverb before a participle), the second is edited
+        (
+            "It is likely mediated by X, which is clear.",
+            (
+                "It is likely mediated by X, which is not clear.",
+                "It is likely mediated by X, which is unclear.",
+                "It is likely mediated by X, which is clear.",
+            ),
+        ),
         (
             "Results remained not significant.",
             ("Results remained not significant.", "Results remained insignificant.", "Results remained significant."),
@@ -74,3 +88,11 @@ def test_mix_rows_take_one_direction_per_sentence_and_redraw_by_seed():
         assert set(rows["source"]) == {"reworded"} and set(rows["negative_kind"]) == {"affirmative"}
         assert not (set(rows["anchor"]) & set(rows["positive"]))
     assert len({tuple(rows["anchor"]) for rows in draws}) > 1  # directions are drawn, not fixed
+
+
+def test_mix_rows_refuse_rows_out_of_their_order():
+    table = reworded_negations(["The mechanism is unclear.", "It was possible to act.", "Data are available."])
+    with pytest.raises(ValueError, match="in their order"):
+        reworded_rows(table.iloc[[0, 2, 1, 3, 4, 5]].reset_index(drop=True))
+    with pytest.raises(ValueError, match="reset_index"):
+        reworded_rows(table.iloc[2:])  # a filtered frame keeps its old labels

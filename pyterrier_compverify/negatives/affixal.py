@@ -30,7 +30,7 @@ EXCLUDED = set(
     "critical responsible due dependent distinct particular partial moral interested comparable substantial made "
     "bound free even specific understood crucial".split()
 )
-PREFERENCE = ("un", "in", "im", "il", "ir", "dis", "non", "a", "less")  # the first that WordNet gives is kept
+PREFERENCE = (*NEGATIVE_PREFIXES, "less")  # where WordNet gives two antonyms, the first affix here wins
 # what may follow the adjective, so that it is the predicate ("is likely mediated by": an adverb, not a predicate)
 FOLLOWERS = set(
     "to that whether if for in with of from when because and or but as at on by since than about among between "
@@ -44,7 +44,7 @@ COLUMNS = ["anchor", "positive", "negative", "direction", "word", "antonym", "se
 
 def _affix(word: str, negative: str) -> str | None:
     """The affix that makes ``negative`` from ``word`` ("im" for possible / impossible, "less" for useful / useless)."""
-    if negative.endswith("less") and word.endswith("ful") and negative == word[:-3] + "less":
+    if word.endswith("ful") and negative == word[:-3] + "less":
         return "less"
     return next((p for p in NEGATIVE_PREFIXES if negative == p + word), None)
 

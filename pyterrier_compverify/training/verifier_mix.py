@@ -120,7 +120,16 @@ def reworded_rows(triplets: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
     (both in one batch would make each row's anchor another row's in-batch negative)."""
     rng = np.random.default_rng(seed)
     one = triplets.groupby("sentence", sort=True).nth(0).index  # the first row of each sentence...
-    pick = one + rng.integers(0, 2, len(one))  # ...or the second (the two directions are adjacent)
+    second = one + 1  # ...or the second: the two directions are adjacent rows, as reworded_negations writes them
+    if (
+        not triplets.index.equals(pd.RangeIndex(len(triplets)))
+        or not (
+            second.isin(triplets.index)
+            & (triplets["sentence"].reindex(second).to_numpy() == triplets.loc[one, "sentence"].to_numpy())
+        ).all()
+    ):
+        raise ValueError("reworded_rows needs reworded_negations' rows in their order (both directions, reset_index)")
+    pick = one + rng.integers(0, 2, len(one))
     out = triplets.loc[pick, ["anchor", "positive", "negative"]].reset_index(drop=True)
     return out.assign(source="reworded", positive_kind="reworded negation", negative_kind="affirmative")[COLUMNS]
 
