@@ -1,12 +1,15 @@
 """Reworded negations (``negatives.affixal``): a reading sample for a reader who did not write the rules, and the
 precision that reading gives.
 
-The rules were written while reading SciFact train-corpus output only. The sample is drawn from Cranfield
-abstracts (aerodynamics), text the rules never saw; nothing here trains or selects anything.
+The rules were written while reading SciFact train-corpus output only; the first sample is drawn from Cranfield
+abstracts (aerodynamics), text the rules never saw. After that reading (and a code review) the rules were fixed, and
+the second sample is drawn from Vaswani abstracts (electronics and physics), which neither the rules nor the fixes
+saw. Nothing here trains or selects anything.
 
     HF_HUB_OFFLINE=1 COMPVERIFY_DATA=/path/to/data python experiments/reworded_negations.py sample
     # a reader given only reworded-negations-criteria.md fills reworded-negations-reading.md (one verdict per row)
     python experiments/reworded_negations.py precision
+    ... sample --collection vaswani --out experiments/results/reworded-negations-v2; ... precision --out ...-v2
 
 ``sample`` writes ``--out``-sample.md (numbered rows: the "not" form, the affix form, the affirmative) and
 ``--out``-key.md (each row's adjective and antonym); ``precision`` reads ``--out``-reading.md and writes
@@ -27,12 +30,16 @@ from caption_edits import cell  # noqa: E402  (a table cell: pipes escaped)
 OUT = "experiments/results/reworded-negations"
 
 
-def cranfield_sentences() -> list[str]:
-    """Cranfield abstracts split at their spaced full stops (the text is lower case: " . " ends a sentence)."""
+def sentences_of(collection: str) -> list[str]:
+    """Cranfield abstracts split at their spaced full stops (the text is lower case: " . " ends a sentence);
+    Vaswani abstracts whole (lower case, no punctuation at all)."""
     import pyterrier_compverify as cv
 
     sentences = []
-    for doc in cv.datasets.load_collection("irds:cranfield").corpus_iter():
+    for doc in cv.datasets.load_collection(collection).corpus_iter():
+        if collection == "vaswani":
+            sentences.append(" ".join(doc["text"].split()))
+            continue
         parts = re.split(r"\s\.\s*", doc["text"])
         sentences += [" ".join(p.split()) + " ." for p in parts if len(p.split()) >= 5]
     return sentences
@@ -43,12 +50,12 @@ def sample(args) -> None:
     from pyterrier_compverify.negatives.affixal import reworded_negations
 
     cv.setup_local_data()
-    table = reworded_negations(cranfield_sentences())
+    table = reworded_negations(sentences_of(args.collection))
     table = table[table["direction"] == "not->affix"]  # one row per sentence: the three forms
-    print(f"{len(table)} Cranfield sentences edited; sampling {args.n}")
+    print(f"{len(table)} {args.collection} texts edited; sampling {args.n}")
     rows = table.sample(n=min(args.n, len(table)), random_state=args.seed).reset_index(drop=True)
     lines = [
-        f"# Reworded negations: reading sample ({len(rows)} rows, Cranfield, seed {args.seed})",
+        f"# Reworded negations: reading sample ({len(rows)} rows, {args.collection}, seed {args.seed})",
         "",
         "Judge each row with `reworded-negations-criteria.md` only. A = negated with *not*, B = negated by the word",
         "itself, C = not negated.",
@@ -82,7 +89,7 @@ def precision(args) -> None:
     lo, hi = wilson(k, n)
     body = (
         f"# Reworded negations: precision read by an independent reader\n\n"
-        f"Rows: `{args.out}-sample.md` (Cranfield, text the rules were not written on); reading: "
+        f"Rows: `{args.out}-sample.md` (text the rules were not written on); reading: "
         f"`{args.out}-reading.md`.\n\n| rows | CORRECT | precision | 95% Wilson interval |\n|---|---|---|---|\n"
         f"| {n} | {k} | {k / n:.2f} | {lo:.3f}-{hi:.3f} |\n"
     )
@@ -97,6 +104,7 @@ def main() -> None:
     p = sub.add_parser("sample")
     p.add_argument("--n", type=int, default=100)
     p.add_argument("--seed", type=int, default=2718)
+    p.add_argument("--collection", default="irds:cranfield", help="irds:cranfield or vaswani")
     p.set_defaults(func=sample)
     sub.add_parser("precision").set_defaults(func=precision)
     args = parser.parse_args()

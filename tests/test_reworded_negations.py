@@ -11,6 +11,7 @@ def test_antonyms_are_affixal_contradictories_without_participles_or_excluded_se
     assert pairs["possible"] == "impossible" and pairs["clear"] == "unclear" and pairs["useful"] == "useless"
     assert pairs["significant"] == "insignificant"  # "in" before "non" (WordNet also has "nonsignificant")
     assert "treated" not in pairs and "critical" not in pairs and "comparable" not in pairs
+    assert "paid" not in pairs and "written" not in pairs and pairs["known"] == "unknown"  # participles but one
     assert all(negative != word and word in negative or negative.endswith("less") for word, negative in pairs.items())
 
 
@@ -73,6 +74,11 @@ def test_each_edited_sentence_gives_both_directions(sentence, expected):
         "The result remains clear.",  # where "not" goes after "remains" is not one place
         "Patients were treated with aspirin.",  # a participle: passive voice
         "The sample is clear-cut.",  # part of a compound
+        "No method is available.",  # a negative subject: "no method is not available"
+        "Only one solution is possible.",  # "only" before the copula
+        "The wall is porous and smooth.",  # "not porous and smooth" denies both, "nonporous and smooth" one
+        "Although it is clear, we test it.",  # a concessive reads as a contradiction once flipped
+        "The fee is paid.",  # an irregular participle ("unpaid")
         "No copula here at all.",
     ],
 )

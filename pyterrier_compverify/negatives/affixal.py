@@ -18,27 +18,33 @@ from collections.abc import Iterable
 
 import pandas as pd
 
+from .lexicon import NEGATORS
+
 NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non", "a")
 COPULAS = ("is", "are", "was", "were")  # "not" goes right after these; other copulas are read only when negated
 OTHER_COPULAS = ("be", "been", "remains", "remained", "remain", "seems", "seemed", "appears", "appeared")
 # antonym pairs whose senses in running text are not "not X": "critical" (= crucial) / "uncritical" (= naive),
-# "responsible for" / "irresponsible", "due to" / "undue", prepositions that do not carry over ("dependent on" /
-# "independent of", "distinct from" / "indistinct")
-# "comparable" / "incomparable" (= unmatched), "substantial" / "insubstantial", "made of" / "unmade", "bound to" /
-# "unbound", "free of" / "unfree", "even" / "uneven"
+# "responsible for" / "irresponsible", "due to" / "undue", "comparable" / "incomparable" (= unmatched), "made of" /
+# "unmade", "bound to" / "unbound", "free of" / "unfree", "even" / "uneven", "moving" (progressive) / "unmoving";
+# and prepositions that do not carry over ("dependent on" / "independent of", "distinct from" / "indistinct")
 EXCLUDED = set(
     "critical responsible due dependent distinct particular partial moral interested comparable substantial made "
-    "bound free even specific understood crucial".split()
+    "bound free even specific understood crucial moving".split()
 )
+KEPT_PARTICIPLES = {"known"}  # lexicalised: "unknown" is the usual way to say "not known"
 PREFERENCE = (*NEGATIVE_PREFIXES, "less")  # where WordNet gives two antonyms, the first affix here wins
 # what may follow the adjective, so that it is the predicate ("is likely mediated by": an adverb, not a predicate)
 FOLLOWERS = set(
-    "to that whether if for in with of from when because and or but as at on by since than about among between "
+    "to that whether if for in with of from when because but as at on by since than about among between "
     "during under within across after before until unless while how what why which who where".split()
 )
 KNOWN_FOLLOWERS = set("whether if how what why which who where about regarding".split())  # not "known to / as"
 # quantifiers before the copula: "little is known" is not "little is not known"
 QUANTIFIERS = set("little much nothing less few more most everything all anything none".split())
+# a negation or "only" earlier in the clause: "no method is available" -> "no method is not available"
+CLAUSE_NEGATORS = NEGATORS | {"only", "hardly", "rarely", "seldom"}
+# a concessive sentence reads as a contradiction once its predicate flips ("although X is clear, ...")
+CONCESSIVE = re.compile(r"\b(although|though|whereas|whilst|despite|nevertheless|nonetheless|in spite of)\b", re.I)
 COLUMNS = ["anchor", "positive", "negative", "direction", "word", "antonym", "sentence"]
 
 
@@ -49,11 +55,19 @@ def _affix(word: str, negative: str) -> str | None:
     return next((p for p in NEGATIVE_PREFIXES if negative == p + word), None)
 
 
+def _participle(wordnet, word: str) -> bool:
+    """A past participle: "-ed", or an inflected verb form that is not "-ing" (paid, frozen, written)."""
+    if word in KEPT_PARTICIPLES:
+        return False
+    lemma = wordnet.morphy(word, "v")
+    return word.endswith("ed") or (lemma is not None and lemma != word and not word.endswith("ing"))
+
+
 @functools.lru_cache(maxsize=1)
 def affixal_antonyms() -> dict[str, str]:
     """{positive adjective: its negative-affix antonym} from WordNet (e.g. "possible": "impossible"; where WordNet
-    gives two, the first affix of ``PREFERENCE``). Participles ("-ed": "treated" / "untreated") are left out: after
-    a copula they are passives ("was treated with")."""
+    gives two, the first affix of ``PREFERENCE``). Past participles ("treated" / "untreated", "paid" / "unpaid")
+    are left out: after a copula they are passives ("was treated with"), except ``KEPT_PARTICIPLES``."""
     from .wordnet import load_wordnet
 
     wordnet = load_wordnet()
@@ -64,7 +78,7 @@ def affixal_antonyms() -> dict[str, str]:
                 for antonym in lemma.antonyms():
                     x, y = lemma.name().lower(), antonym.name().lower()
                     for word, negative in ((x, y), (y, x)):
-                        plain = word.isalpha() and not word.endswith("ed") and word not in EXCLUDED
+                        plain = word.isalpha() and word not in EXCLUDED and not _participle(wordnet, word)
                         if plain and _affix(word, negative):
                             found.setdefault(word, set()).add(negative)
     return {
@@ -85,6 +99,9 @@ def _forms(sentence: str, match: re.Match, pairs: dict, negatives: dict) -> tupl
         return None
     preceding = before.split()[-1:]
     if preceding and preceding[0].lower() in QUANTIFIERS:
+        return None
+    clause = re.split(r"[,;:]", before)[-1].lower()
+    if CLAUSE_NEGATORS & set(re.findall(r"[a-z']+", clause)) or "n't" in clause:
         return None
     plain = lower in pairs
     if not plain and lower not in negatives:
@@ -115,6 +132,8 @@ def reworded_negations(sentences: Iterable[str]) -> pd.DataFrame:
     pattern = re.compile(rf"\b({copulas}) (not )?([A-Za-z]+)\b", re.IGNORECASE)
     rows = []
     for sentence in sentences:
+        if CONCESSIVE.search(sentence):
+            continue
         for match in pattern.finditer(sentence):
             forms = _forms(sentence, match, pairs, negatives)
             if forms is None:
