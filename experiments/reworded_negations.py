@@ -57,8 +57,8 @@ def sample(args) -> None:
     lines = [
         f"# Reworded negations: reading sample ({len(rows)} rows, {args.collection}, seed {args.seed})",
         "",
-        "Judge each row with `reworded-negations-criteria.md` only. A = negated with *not*, B = negated by the word",
-        "itself, C = not negated.",
+        f"Judge each row with `{Path(args.out).name}-criteria.md` only. A = negated with *not*, B = negated by",
+        "the word itself, C = not negated.",
         "",
         "| row | A | B | C | verdict | reason |",
         "|---|---|---|---|---|---|",

@@ -1,6 +1,7 @@
 """The helpers of ``experiments/`` that the issue 18 figures rest on: the depth cut of the cached pool, the rows
 nDCG@10 reads and the pseudo-relevance-feedback signal (``weighted_fusion.py``), and the Flickr8k query recipe
-(``capretrieval_best.image_queries``), and the covering label and the top-k ceiling of ``cross_encoder.py``."""
+(``capretrieval_best.image_queries``), and the covering label and the top-k ceiling of ``cross_encoder.py``; the
+Wilson interval and the verdict count of the issue 13 edit readings (``reworded_negations.py``)."""
 
 from __future__ import annotations
 
@@ -109,3 +110,17 @@ def test_ceiling_puts_the_fusions_top_k_in_label_order():
     assert cross_encoder.ceiling(frame, qrels, 4)["1"] == pytest.approx((2 + 1 / np.log2(3)) / idcg)
     # top 3 leaves d out: b first
     assert cross_encoder.ceiling(frame, qrels, 3)["1"] == pytest.approx(1 / idcg)
+
+
+def test_reading_precision_counts_verdict_cells_and_gives_a_wilson_interval(tmp_path):
+    import argparse
+
+    import reworded_negations
+
+    assert [round(x, 3) for x in reworded_negations.wilson(77, 100)] == [0.678, 0.842]
+    rows = [f"| {i} | a | b | c | {'CORRECT' if i % 4 else 'WRONG'} | a note saying CORRECT |" for i in range(1, 9)]
+    (tmp_path / "r-reading.md").write_text(
+        "# title\n\n| row | A | B | C | verdict | reason |\n|---|---|---|---|---|---|\n" + "\n".join(rows)
+    )
+    reworded_negations.precision(argparse.Namespace(out=str(tmp_path / "r")))
+    assert "| 8 | 6 | 0.75 |" in (tmp_path / "r-precision.md").read_text()
