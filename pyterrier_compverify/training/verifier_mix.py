@@ -119,15 +119,10 @@ def reworded_rows(triplets: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
     """``negatives.affixal.reworded_negations`` triplets as mix rows, one direction per sentence drawn at random
     (both in one batch would make each row's anchor another row's in-batch negative)."""
     rng = np.random.default_rng(seed)
-    one = triplets.groupby("sentence", sort=True).nth(0).index  # the first row of each sentence...
-    second = one + 1  # ...or the second: the two directions are adjacent rows, as reworded_negations writes them
-    if (
-        not triplets.index.equals(pd.RangeIndex(len(triplets)))
-        or not (
-            second.isin(triplets.index)
-            & (triplets["sentence"].reindex(second).to_numpy() == triplets.loc[one, "sentence"].to_numpy())
-        ).all()
-    ):
+    one = triplets.groupby("sentence", sort=True).nth(0).index  # the first row of each sentence, or the next one:
+    # the two directions are adjacent rows, as reworded_negations writes them
+    in_order = triplets.index.equals(pd.RangeIndex(len(triplets)))
+    if not in_order or not (triplets["sentence"].shift(-1)[one] == triplets["sentence"][one]).all():
         raise ValueError("reworded_rows needs reworded_negations' rows in their order (both directions, reset_index)")
     pick = one + rng.integers(0, 2, len(one))
     out = triplets.loc[pick, ["anchor", "positive", "negative"]].reset_index(drop=True)
