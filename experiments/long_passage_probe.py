@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import re
 import time
 from pathlib import Path
 
@@ -41,27 +40,7 @@ import pyterrier_compverify as cv
 from pyterrier_compverify.measures import nearmiss_table
 from pyterrier_compverify.nearmiss_report import named_scorers
 from pyterrier_compverify.scoring.heads.map_transformer import MapTransformerHead
-
-SENTENCE_END = r"(?<=[.!?])\s+(?=[A-Z])"  # the rule of training.data.split_sentences, without its length filter
-
-
-def window(sentences: list[str], i: int, words: int) -> tuple[int, int]:
-    """The widest run of sentences around ``i`` (grown right, then left, in turn) of at most ``words`` words.
-
-    >>> window(["a b", "c d e", "f", "g h i j"], 1, 6)
-    (0, 3)
-    """
-    lo, hi, total = i, i + 1, len(sentences[i].split())
-    grew = True
-    while grew:
-        grew = False
-        for side in ("right", "left"):
-            j = hi if side == "right" else lo - 1
-            if 0 <= j < len(sentences) and total + len(sentences[j].split()) <= words:
-                total += len(sentences[j].split())
-                lo, hi = (lo, hi + 1) if side == "right" else (lo - 1, hi)
-                grew = True
-    return lo, hi
+from pyterrier_compverify.training.data import in_passage, sentence_homes, sentence_window
 
 
 def edited_sentences(edits: pd.DataFrame, direction: str, limit: int, pool: int, seed: int) -> pd.DataFrame:
@@ -113,20 +92,16 @@ def edited_sentences(edits: pd.DataFrame, direction: str, limit: int, pool: int,
 
 def triplets(edited: pd.DataFrame, words: int) -> pd.DataFrame:
     """Each edit as a sentence triplet and inside the passage (a window of its abstract) it came from."""
-    home = {}
-    for doc in cv.datasets.load_collection("irds:beir/scifact/train").corpus_iter():
-        parts = re.split(SENTENCE_END, doc["text"].strip())
-        for i, s in enumerate(parts):
-            home.setdefault(s, (parts, i))
+    home = sentence_homes(d["text"] for d in cv.datasets.load_collection("irds:beir/scifact/train").corpus_iter())
     rows = []
     for item, (sentence, anchor, positive, near_miss, category) in enumerate(edited.itertuples(index=False)):
-        rows.append(("sentence", category, anchor, positive, near_miss, item, [anchor, positive, near_miss]))
+        texts = [anchor, positive, near_miss]
+        rows.append(("sentence", category, *texts, item, texts))
         if sentence in home:
             parts, i = home[sentence]
-            lo, hi = window(parts, i, words)
-            text = lambda x, parts=parts, i=i, lo=lo, hi=hi: " ".join([*parts[lo:i], x, *parts[i + 1 : hi]])  # noqa: E731
-            upto = [" ".join([*parts[lo:i], x]) for x in (anchor, positive, near_miss)]  # the text to the edit's end
-            rows.append(("passage", category, text(anchor), text(positive), text(near_miss), item, upto))
+            lo, _ = sentence_window(parts, i, words)
+            upto = [" ".join([*parts[lo:i], x]) for x in texts]  # the text up to the edit's end
+            rows.append(("passage", category, *(in_passage(home[sentence], x, words) for x in texts), item, upto))
     columns = ["source", "category", "anchor", "positive", "near_miss", "item", "upto"]
     frame = pd.DataFrame(rows, columns=columns)
     return frame.assign(kind=frame["category"])

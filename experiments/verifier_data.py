@@ -1,7 +1,8 @@
 """The data files of the verifier training (``experiments/verifier_training.py data``), under ``<run-dir>/data``:
 Flickr8k train / dev captions and their near-miss edits, keyword / phrase queries of the train captions, rule edits
-of SciFact train-corpus sentences, reworded negations (a fifth of the adjectives held out for dev) and SciFact train
-retrieval triplets (200 queries held out for dev). Each file is written once and reused.
+of SciFact train-corpus sentences, reworded negations (a fifth of the adjectives held out for dev; also set inside
+a window of their abstract) and SciFact train retrieval triplets (200 queries held out for dev). Each file is
+written once and reused.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import numpy as np
 import pandas as pd
 
 DEV_QUERIES = 200
+PASSAGE_WORDS = 80  # the reworded rows' passage window (words)
+TRAINING_TOKENS = 128  # the training encoder's max length: a longer passage would lose its edit
 
 
 def data(args) -> None:
@@ -78,6 +81,24 @@ def data(args) -> None:
         )
         print(f"reworded negations: {len(table)} triplets of {len(words)} adjectives, {len(dev)} held out for dev")
 
+    path = out / "scifact-reworded-passages.jsonl"
+    if not path.exists():  # the same triplets inside a window of their abstract that fits the training length
+        import pyterrier_compverify as cv
+        from pyterrier_compverify.datasets import load_collection
+        from pyterrier_compverify.training.data import sentence_homes, triplets_in_passages
+
+        reworded = pd.read_json(out / "scifact-reworded.jsonl", lines=True)
+        homes = sentence_homes(d["text"] for d in load_collection("irds:beir/scifact/train").corpus_iter())
+        placed = triplets_in_passages(reworded, homes, words=PASSAGE_WORDS)
+        texts = placed[["anchor", "positive", "negative"]].to_numpy().ravel().tolist()
+        longest = cv.TokenEncoder(max_length=512).token_lengths(texts).reshape(-1, 3).max(axis=1)
+        fits = placed[longest <= TRAINING_TOKENS]
+        fits.to_json(path, orient="records", lines=True)
+        print(
+            f"reworded negations in passages: {len(fits)} of {len(reworded)} triplets (a home with a neighbour in "
+            f"{PASSAGE_WORDS} words: {len(placed)}; all three texts within {TRAINING_TOKENS} tokens: {len(fits)})"
+        )
+
 
 def load_data(run_dir: Path) -> dict:
     d = Path(run_dir) / "data"
@@ -92,4 +113,7 @@ def load_data(run_dir: Path) -> dict:
         "dev_queries": json.loads((d / "scifact-dev-queries.json").read_text()),
         "train_kw": read("flickr-train-kw.jsonl") if (d / "flickr-train-kw.jsonl").exists() else None,
         "reworded": read("scifact-reworded.jsonl") if (d / "scifact-reworded.jsonl").exists() else None,
+        "reworded_passages": read("scifact-reworded-passages.jsonl")
+        if (d / "scifact-reworded-passages.jsonl").exists()
+        else None,
     }

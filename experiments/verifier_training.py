@@ -61,9 +61,16 @@ def train(args) -> None:
     if args.granularity_share > 0:  # keyword / phrase query -> its caption, against an edit touching the query
         sources["granularity"] = granularity_rows(d["train_kw"], d["train_edits"], seed=42)
         shares["granularity"] = args.granularity_share
+    passages = None
     if args.reworded_share > 0:  # "is not clear" -> "is unclear", against "is clear" (train adjectives only)
         train_rows = d["reworded"][d["reworded"]["split"] == "train"].reset_index(drop=True)
-        sources["reworded"] = lambda epoch: reworded_rows(train_rows, seed=args.seed * 1000 + epoch)
+        if args.reworded_passage_share > 0:  # the same rows in a window of their abstract (train adjectives only)
+            if d["reworded_passages"] is None:
+                raise SystemExit("--reworded-passage-share needs scifact-reworded-passages.jsonl: run the data stage")
+            passages = d["reworded_passages"][d["reworded_passages"]["split"] == "train"]
+        sources["reworded"] = lambda epoch: reworded_rows(
+            train_rows, seed=args.seed * 1000 + epoch, passages=passages, passage_share=args.reworded_passage_share
+        )
         shares["reworded"] = args.reworded_share
     rows = arrange_batches(sources, shares, steps=args.steps, batch_size=args.batch_size, seed=args.seed)
     config = VerifierTrainingConfig(
@@ -91,6 +98,7 @@ def train(args) -> None:
         *sources["retrieval"][["anchor", "positive", "negative"]].to_numpy().ravel(),
         *([] if "granularity" not in sources else sources["granularity"]["anchor"].unique()),
         *([] if "reworded" not in sources else train_rows[["anchor", "negative"]].to_numpy().ravel()),
+        *([] if passages is None else passages[["anchor", "negative"]].to_numpy().ravel()),
     ]
     verifier, log = train_verifier(rows, run_dir / args.name, encoder=encoder, config=config, cache_texts=pool)
     info = {
@@ -491,6 +499,9 @@ def main() -> None:
         "--granularity-share", type=float, default=0.0, help="keyword/phrase query -> caption rows (needs data)"
     )
     p.add_argument("--reworded-share", type=float, default=0.0, help="reworded-negation rows (needs data)")
+    p.add_argument(
+        "--reworded-passage-share", type=float, default=0.0, help="of those, the share set in their abstract window"
+    )
     p.add_argument("--bf16", action="store_true")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--model", default=cv.DEFAULT_MODEL, help="the encoder whose states the head reads")

@@ -102,3 +102,28 @@ def test_mix_rows_refuse_rows_out_of_their_order():
         reworded_rows(table.iloc[[0, 2, 1, 3, 4, 5]].reset_index(drop=True))
     with pytest.raises(ValueError, match="reset_index"):
         reworded_rows(table.iloc[2:])  # a filtered frame keeps its old labels
+
+
+def test_mix_rows_take_the_passage_form_of_a_share_of_the_sentences():
+    from pyterrier_compverify.training.data import sentence_homes, triplets_in_passages
+
+    sentences = ["The mechanism is unclear.", "It was possible to act.", "Data are available."]
+    table = reworded_negations(sentences)
+    abstract = "Cells were grown in vitro. The mechanism is unclear. We used mice."  # a home for the first only
+    passages = triplets_in_passages(table, sentence_homes([abstract, "Data are available."]), words=40)
+    assert len(passages) == 2 and set(passages["sentence"]) == {"The mechanism is unclear."}  # no lone sentence
+    assert passages["anchor"].str.startswith("Cells were grown in vitro. The mechanism is").all()
+    assert reworded_rows(table, seed=3).equals(reworded_rows(table, seed=3, passages=passages, passage_share=0.0))
+    every = reworded_rows(table, seed=3, passages=passages, passage_share=1.0)
+    inside = every["positive_kind"] == "reworded negation in a passage"
+    assert inside.sum() == 1 and every.loc[inside, "negative"].item() == (
+        "Cells were grown in vitro. The mechanism is clear. We used mice."
+    )
+    assert every.loc[~inside, "anchor"].str.len().max() < 30  # the other sentences stay sentences
+    shares = [
+        (
+            reworded_rows(table, seed=s, passages=passages, passage_share=0.5)["positive_kind"] != "reworded negation"
+        ).sum()
+        for s in range(40)
+    ]
+    assert 0 < sum(shares) < 40  # about half the draws of that sentence

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+SENTENCE_END = r"(?<=[.!?])\s+(?=[A-Z])"  # end punctuation, white space, a capital
 
 
 def retrieval_triplets(
@@ -55,8 +58,79 @@ def split_sentences(text: str, *, min_words: int = 6, max_words: int = 40) -> li
     >>> split_sentences("We found X in mice. The effect was not seen in rats. Short.", min_words=3)
     ['We found X in mice.', 'The effect was not seen in rats.']
     """
-    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z])", text.strip())
+    parts = re.split(SENTENCE_END, text.strip())
     return [p for p in parts if min_words <= len(p.split()) <= max_words]
+
+
+def sentence_homes(texts: Iterable[str]) -> dict[str, tuple[list[str], int]]:
+    """Each sentence of ``texts`` (split as in :func:`split_sentences`, unfiltered) -> (the sentences of the text
+    it came from, its index there); the first text holding a sentence wins."""
+    homes: dict[str, tuple[list[str], int]] = {}
+    for text in texts:
+        parts = re.split(SENTENCE_END, text.strip())
+        for i, sentence in enumerate(parts):
+            homes.setdefault(sentence, (parts, i))
+    return homes
+
+
+def sentence_window(sentences: list[str], i: int, words: int) -> tuple[int, int]:
+    """The widest run of sentences ``[lo, hi)`` around ``i`` (grown right, then left, in turn) of at most ``words``
+    words; sentence ``i`` alone when it is longer.
+
+    >>> sentence_window(["a b", "c d e", "f", "g h i j"], 1, 6)
+    (0, 3)
+    """
+    lo, hi, total = i, i + 1, len(sentences[i].split())
+    grew = True
+    while grew:
+        grew = False
+        for side in ("right", "left"):
+            j = hi if side == "right" else lo - 1
+            if 0 <= j < len(sentences) and total + len(sentences[j].split()) <= words:
+                total += len(sentences[j].split())
+                lo, hi = (lo, hi + 1) if side == "right" else (lo - 1, hi)
+                grew = True
+    return lo, hi
+
+
+def in_passage(home: tuple[list[str], int], text: str, words: int) -> str:
+    """``text`` put in place of sentence i of ``home`` = (sentences, i), inside the window of
+    :func:`sentence_window` around it (the window of the original sentence, so every edit of it gets the same
+    context).
+
+    >>> in_passage((["It rained.", "The road was wet.", "We stayed in."], 1), "The road was dry.", 9)
+    'It rained. The road was dry. We stayed in.'
+    """
+    sentences, i = home
+    lo, hi = sentence_window(sentences, i, words)
+    return " ".join([*sentences[lo:i], text, *sentences[i + 1 : hi]])
+
+
+def triplets_in_passages(
+    triplets: pd.DataFrame,
+    homes: dict[str, tuple[list[str], int]],
+    *,
+    words: int,
+    columns: tuple[str, ...] = ("anchor", "positive", "negative"),
+) -> pd.DataFrame:
+    """The rows of ``triplets`` (with a ``sentence`` column: the text each row edits) whose sentence has a home
+    (:func:`sentence_homes`) with a neighbour inside its ``words``-word window, each text of ``columns`` put in that
+    window (:func:`in_passage`); other columns kept, the index reset.
+
+    >>> t = pd.DataFrame({"sentence": ["B was wet."], "anchor": ["B was not dry."]})
+    >>> homes = sentence_homes(["A fell. B was wet. C ran."])
+    >>> triplets_in_passages(t, homes, words=9, columns=("anchor",))["anchor"].tolist()
+    ['A fell. B was not dry. C ran.']
+    """
+
+    def placed(sentence: str) -> bool:
+        home = homes.get(sentence)
+        return home is not None and sentence_window(*home, words) != (home[1], home[1] + 1)
+
+    kept = triplets[triplets["sentence"].map(placed)].reset_index(drop=True)
+    for column in columns:
+        kept[column] = [in_passage(homes[s], text, words) for s, text in zip(kept["sentence"], kept[column])]
+    return kept
 
 
 def corpus_sentences(dataset_id: str = "irds:beir/scifact/train", *, limit: int | None = None, seed: int = 0):

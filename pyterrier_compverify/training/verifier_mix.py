@@ -115,9 +115,15 @@ def retrieval_rows(triplets: pd.DataFrame) -> pd.DataFrame:
     return out.assign(source="retrieval", positive_kind="relevant", negative_kind="bm25")[COLUMNS]
 
 
-def reworded_rows(triplets: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
+def reworded_rows(
+    triplets: pd.DataFrame, *, seed: int = 0, passages: pd.DataFrame | None = None, passage_share: float = 0.0
+) -> pd.DataFrame:
     """``negatives.affixal.reworded_negations`` triplets as mix rows, one direction per sentence drawn at random
-    (both in one batch would make each row's anchor another row's in-batch negative)."""
+    (both in one batch would make each row's anchor another row's in-batch negative).
+
+    ``passages``: the same triplets inside a window of their abstract (``training.data.triplets_in_passages``;
+    ``sentence`` and ``direction`` columns), for some sentences; each drawn row whose sentence has one is taken in
+    its passage form with probability ``passage_share`` (positive kind "reworded negation in a passage")."""
     rng = np.random.default_rng(seed)
     one = triplets.groupby("sentence", sort=True).nth(0).index  # the first row of each sentence, or the next one:
     # the two directions are adjacent rows, as reworded_negations writes them
@@ -125,8 +131,15 @@ def reworded_rows(triplets: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
     if not in_order or not (triplets["sentence"].shift(-1)[one] == triplets["sentence"][one]).all():
         raise ValueError("reworded_rows needs reworded_negations' rows in their order (both directions, reset_index)")
     pick = one + rng.integers(0, 2, len(one))
-    out = triplets.loc[pick, ["anchor", "positive", "negative"]].reset_index(drop=True)
-    return out.assign(source="reworded", positive_kind="reworded negation", negative_kind="affirmative")[COLUMNS]
+    texts = ["anchor", "positive", "negative"]
+    out = triplets.loc[pick, texts].reset_index(drop=True).assign(positive_kind="reworded negation")
+    if passages is not None and passage_share > 0:
+        placed = passages.drop_duplicates(["sentence", "direction"]).set_index(["sentence", "direction"])[texts]
+        keys = pd.MultiIndex.from_frame(triplets.loc[pick, ["sentence", "direction"]])
+        use = keys.isin(placed.index) & (rng.random(len(pick)) < passage_share)
+        out.loc[use, texts] = placed.loc[keys[use]].to_numpy()
+        out.loc[use, "positive_kind"] = "reworded negation in a passage"
+    return out.assign(source="reworded", negative_kind="affirmative")[COLUMNS]
 
 
 ADDITIONS = ("add_att", "add_obj")  # a caption with an added detail still matches a shorter query
