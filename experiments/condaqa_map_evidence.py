@@ -2,10 +2,12 @@
 
 For every CondaQA triplet (anchor = passage, positive = its paraphrase edit, near-miss = its affirmative or scope
 edit) at max length 256: MaxSim both ways, how many anchor tokens lose their match (best cosine below
-``--unmatched``) in each candidate, how many words each edit changes, and the packaged MapVerifier's verdicts.
-An analysis of the test set, not a tuning step: nothing here feeds training or the serving form.
+``--unmatched``) in each candidate, how many words each edit changes, and a verifier's parts: its verdicts v, its
+penalty and its served score (the packaged MapVerifier, or ``--verifier PATH``, a trained artifact over its own
+encoder). An analysis of the test set, not a tuning step: nothing here feeds training or the serving form.
 
     COMPVERIFY_DATA=/path/to/data python experiments/condaqa_map_evidence.py
+    python experiments/condaqa_map_evidence.py --verifier runs/verifiers/f4-ll-rw-s42 --out OUT
 
 Writes experiments/results/condaqa-map-evidence.{md,json}.
 """
@@ -21,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
+from scipy.stats import binomtest
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets.nearmiss import condaqa_triplets
@@ -40,15 +43,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--max-length", type=int, default=256)
     parser.add_argument("--unmatched", type=float, default=0.8, help="best cosine below which a token is unmatched")
+    parser.add_argument("--verifier", help="a trained verifier artifact folder (default: the packaged MapVerifier)")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "condaqa-map-evidence"))
     args = parser.parse_args()
     cv.setup_local_data()
     started = time.time()
     triplets = condaqa_triplets()
     encoder = cv.TokenEncoder(device="cpu", max_length=args.max_length)
+    if args.verifier:
+        artifact = cv.Verifier(args.verifier)
+        verifier = artifact.reranker(encoder=artifact.encoder_for(encoder), verbose=False)
+        if not hasattr(verifier.head, "components"):
+            raise SystemExit(f"{args.verifier} records no served form (MaxSim minus a penalty): ship it with one first")
+    else:
+        verifier = cv.MapVerifier(encoder=encoder, verbose=False)
+    encoder = verifier.encoder  # the artifact's own (fine-tuned) encoder where it has one
     texts = sorted(set(triplets["anchor"]) | set(triplets["positive"]) | set(triplets["near_miss"]))
     states = dict(zip(texts, encoder.encode(texts, verbose=False).token_states))
-    verifier = cv.MapVerifier(encoder=encoder, verbose=False)
     head = verifier.head
     rows = []
     with torch.inference_mode():
@@ -72,6 +83,7 @@ def main() -> None:
                     f"{key} cues": len(CUES.findall(text)),
                     f"{key} v": float(v),
                     f"{key} score": float(base - penalty),
+                    f"{key} penalty": float(penalty),
                 }
             row["anchor cues"] = len(CUES.findall(t.anchor))
             rows.append(row)
@@ -83,8 +95,19 @@ def main() -> None:
                 "category": category,
                 "triplets": len(g),
                 "MaxSim win": (g["positive S"] > g["near_miss S"]).mean(),
-                "shipped MapVerifier win": (g["positive score"] > g["near_miss score"]).mean(),
+                "served form win" if args.verifier else "shipped MapVerifier win": (
+                    g["positive score"] > g["near_miss score"]
+                ).mean(),
                 "head verdict win (v)": (g["positive v"] > g["near_miss v"]).mean(),
+                "head win: two-sided binomial p against 0.5 (ties lose)": binomtest(
+                    int((g["positive v"] > g["near_miss v"]).sum()), len(g)
+                ).pvalue,
+                "served order = MaxSim's": (
+                    np.sign(g["positive score"] - g["near_miss score"]) == np.sign(g["positive S"] - g["near_miss S"])
+                ).mean(),
+                "no penalty on either": ((g["positive penalty"] == 0) & (g["near_miss penalty"] == 0)).mean(),
+                "median |S(pos) - S(near-miss)|": (g["positive S"] - g["near_miss S"]).abs().median(),
+                "median |v(pos) - v(near-miss)|": (g["positive v"] - g["near_miss v"]).abs().median(),
                 "positive loses more anchor tokens": (g["positive unmatched"] > g["near_miss unmatched"]).mean(),
                 "as many": (g["positive unmatched"] == g["near_miss unmatched"]).mean(),
                 "median unmatched (pos / near-miss)": f"{g['positive unmatched'].median():g} / "
@@ -111,7 +134,7 @@ def main() -> None:
     write_table(
         table,
         Path(args.out),
-        "CondaQA: what the similarity map shows of the edits",
+        "CondaQA: what the similarity map shows of the edits" + (f" ({args.verifier})" if args.verifier else ""),
         encoder,
         time.time() - started,
         markdown=markdown,

@@ -62,6 +62,8 @@ def train(args) -> None:
         sources["granularity"] = granularity_rows(d["train_kw"], d["train_edits"], seed=42)
         shares["granularity"] = args.granularity_share
     passages = None
+    if args.reworded_passage_share > 0 and args.reworded_share <= 0:
+        raise SystemExit("--reworded-passage-share takes a share of the reworded rows: give --reworded-share too")
     if args.reworded_share > 0:  # "is not clear" -> "is unclear", against "is clear" (train adjectives only)
         train_rows = d["reworded"][d["reworded"]["split"] == "train"].reset_index(drop=True)
         if args.reworded_passage_share > 0:  # the same rows in a window of their abstract (train adjectives only)
@@ -500,7 +502,11 @@ def main() -> None:
     )
     p.add_argument("--reworded-share", type=float, default=0.0, help="reworded-negation rows (needs data)")
     p.add_argument(
-        "--reworded-passage-share", type=float, default=0.0, help="of those, the share set in their abstract window"
+        "--reworded-passage-share",
+        type=float,
+        default=0.0,
+        help="the chance that a reworded row whose sentence has a passage form (about 80%%: a neighbour in 80 words, "
+        "within 128 MiniLM tokens) is taken in it (needs --reworded-share)",
     )
     p.add_argument("--bf16", action="store_true")
     p.add_argument("--seed", type=int, default=42)

@@ -114,12 +114,18 @@ def test_mix_rows_take_the_passage_form_of_a_share_of_the_sentences():
     assert len(passages) == 2 and set(passages["sentence"]) == {"The mechanism is unclear."}  # no lone sentence
     assert passages["anchor"].str.startswith("Cells were grown in vitro. The mechanism is").all()
     assert reworded_rows(table, seed=3).equals(reworded_rows(table, seed=3, passages=passages, passage_share=0.0))
+    plain = reworded_rows(table, seed=3)
     every = reworded_rows(table, seed=3, passages=passages, passage_share=1.0)
     inside = every["positive_kind"] == "reworded negation in a passage"
     assert inside.sum() == 1 and every.loc[inside, "negative"].item() == (
         "Cells were grown in vitro. The mechanism is clear. We used mice."
     )
-    assert every.loc[~inside, "anchor"].str.len().max() < 30  # the other sentences stay sentences
+    for column in ("anchor", "positive"):  # the passage of the direction drawn, not of the other one
+        assert (
+            every.loc[inside, column].item()
+            == f"Cells were grown in vitro. {plain.loc[inside, column].item()} We used mice."
+        )
+    assert every.loc[~inside].drop(columns="positive_kind").equals(plain.loc[~inside].drop(columns="positive_kind"))
     shares = [
         (
             reworded_rows(table, seed=s, passages=passages, passage_share=0.5)["positive_kind"] != "reworded negation"
