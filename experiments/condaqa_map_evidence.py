@@ -44,8 +44,12 @@ def main() -> None:
     parser.add_argument("--max-length", type=int, default=256)
     parser.add_argument("--unmatched", type=float, default=0.8, help="best cosine below which a token is unmatched")
     parser.add_argument("--verifier", help="a trained verifier artifact folder (default: the packaged MapVerifier)")
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "condaqa-map-evidence"))
+    parser.add_argument("--out", help="output stem (default: results/condaqa-map-evidence; needed with --verifier)")
     args = parser.parse_args()
+    if args.out is None:
+        if args.verifier:
+            raise SystemExit("--verifier needs --out: the default holds the packaged MapVerifier's committed results")
+        args.out = str(Path(__file__).parent / "results" / "condaqa-map-evidence")
     cv.setup_local_data()
     started = time.time()
     triplets = condaqa_triplets()

@@ -100,6 +100,7 @@ def train(args) -> None:
         *sources["retrieval"][["anchor", "positive", "negative"]].to_numpy().ravel(),
         *([] if "granularity" not in sources else sources["granularity"]["anchor"].unique()),
         *([] if "reworded" not in sources else train_rows[["anchor", "negative"]].to_numpy().ravel()),
+        # (both directions of a sentence are kept or dropped together, so the anchors hold every positive)
         *([] if passages is None else passages[["anchor", "negative"]].to_numpy().ravel()),
     ]
     verifier, log = train_verifier(rows, run_dir / args.name, encoder=encoder, config=config, cache_texts=pool)

@@ -137,7 +137,10 @@ def reworded_rows(
         placed = passages.drop_duplicates(["sentence", "direction"]).set_index(["sentence", "direction"])[texts]
         keys = pd.MultiIndex.from_frame(triplets.loc[pick, ["sentence", "direction"]])
         use = keys.isin(placed.index) & (rng.random(len(pick)) < passage_share)
-        out.loc[use, texts] = placed.loc[keys[use]].to_numpy()
+        inside = placed.loc[keys[use]].to_numpy()
+        if not all(plain in passage for plain, passage in zip(out.loc[use, texts].to_numpy().ravel(), inside.ravel())):
+            raise ValueError("passages do not hold these rows' texts: rebuild them from these triplets")
+        out.loc[use, texts] = inside
         out.loc[use, "positive_kind"] = "reworded negation in a passage"
     return out.assign(source="reworded", negative_kind="affirmative")[COLUMNS]
 
