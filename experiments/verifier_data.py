@@ -16,7 +16,6 @@ import pandas as pd
 
 DEV_QUERIES = 200
 PASSAGE_WORDS = 80  # the reworded rows' passage window (words)
-TRAINING_TOKENS = 128  # the training encoder's max length: a longer passage would lose its edit
 
 
 def data(args) -> None:
@@ -85,6 +84,7 @@ def data(args) -> None:
     if not path.exists():  # the same triplets inside a window of their abstract that fits the training length
         import pyterrier_compverify as cv
         from pyterrier_compverify.datasets import load_collection
+        from pyterrier_compverify.encoder import DEFAULT_MAX_LENGTH
         from pyterrier_compverify.training.data import sentence_homes, triplets_in_passages
 
         reworded = pd.read_json(out / "scifact-reworded.jsonl", lines=True)
@@ -92,11 +92,11 @@ def data(args) -> None:
         placed = triplets_in_passages(reworded, homes, words=PASSAGE_WORDS)
         texts = placed[["anchor", "positive", "negative"]].to_numpy().ravel().tolist()
         longest = cv.TokenEncoder(max_length=512).token_lengths(texts).reshape(-1, 3).max(axis=1)
-        fits = placed[longest <= TRAINING_TOKENS]
+        fits = placed[longest <= DEFAULT_MAX_LENGTH]  # the training encoder's length: a longer text loses its edit
         fits.to_json(path, orient="records", lines=True)
         print(
             f"reworded negations in passages: {len(fits)} of {len(reworded)} triplets (a home with a neighbour in "
-            f"{PASSAGE_WORDS} words: {len(placed)}; all three texts within {TRAINING_TOKENS} tokens: {len(fits)})"
+            f"{PASSAGE_WORDS} words: {len(placed)}; all three texts within {DEFAULT_MAX_LENGTH} tokens: {len(fits)})"
         )
 
 
