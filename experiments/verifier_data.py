@@ -80,6 +80,19 @@ def data(args) -> None:
         )
         print(f"reworded negations: {len(table)} triplets of {len(words)} adjectives, {len(dev)} held out for dev")
 
+    path = out / "scifact-lexical.jsonl"
+    if not path.exists():  # negation said with "not" and with a lexical negative ("fail", "lack", "absent")
+        from pyterrier_compverify.negatives.lexical import lexical_negations
+
+        table = lexical_negations(corpus_sentences("irds:beir/scifact/train", seed=0))
+        sentences = sorted(table["sentence"].unique())
+        dev = set(np.random.default_rng(0).choice(sentences, len(sentences) // 5, replace=False))
+        table.assign(split=np.where(table["sentence"].isin(dev), "dev", "train")).to_json(
+            path, orient="records", lines=True
+        )
+        counts = table.groupby("antonym")["sentence"].nunique().to_dict()
+        print(f"lexical negations: {len(table)} triplets of {len(sentences)} sentences {counts}, {len(dev)} for dev")
+
     path = out / "scifact-reworded-passages.jsonl"
     if not path.exists():  # the same triplets inside a window of their abstract that fits the training length
         import pyterrier_compverify as cv
@@ -113,6 +126,7 @@ def load_data(run_dir: Path) -> dict:
         "dev_queries": json.loads((d / "scifact-dev-queries.json").read_text()),
         "train_kw": read("flickr-train-kw.jsonl") if (d / "flickr-train-kw.jsonl").exists() else None,
         "reworded": read("scifact-reworded.jsonl") if (d / "scifact-reworded.jsonl").exists() else None,
+        "lexical": read("scifact-lexical.jsonl") if (d / "scifact-lexical.jsonl").exists() else None,
         "reworded_passages": read("scifact-reworded-passages.jsonl")
         if (d / "scifact-reworded-passages.jsonl").exists()
         else None,

@@ -74,6 +74,14 @@ def train(args) -> None:
             train_rows, seed=args.seed * 1000 + epoch, passages=passages, passage_share=args.reworded_passage_share
         )
         shares["reworded"] = args.reworded_share
+    if args.lexical_share > 0:  # "did not reduce" -> "failed to reduce", against "reduced" (train sentences only)
+        if d["lexical"] is None:
+            raise SystemExit("--lexical-share needs scifact-lexical.jsonl: run the data stage")
+        lexical = d["lexical"][d["lexical"]["split"] == "train"].reset_index(drop=True)
+        sources["lexical"] = lambda epoch: reworded_rows(lexical, seed=args.seed * 1000 + epoch).assign(
+            source="lexical", positive_kind="lexical negation"
+        )
+        shares["lexical"] = args.lexical_share
     rows = arrange_batches(sources, shares, steps=args.steps, batch_size=args.batch_size, seed=args.seed)
     config = VerifierTrainingConfig(
         head=args.head,
@@ -102,6 +110,7 @@ def train(args) -> None:
         *([] if "reworded" not in sources else train_rows[["anchor", "negative"]].to_numpy().ravel()),
         # (both directions of a sentence are kept or dropped together, so the anchors hold every positive)
         *([] if passages is None else passages[["anchor", "negative"]].to_numpy().ravel()),
+        *([] if "lexical" not in sources else lexical[["anchor", "negative"]].to_numpy().ravel()),
     ]
     verifier, log = train_verifier(rows, run_dir / args.name, encoder=encoder, config=config, cache_texts=pool)
     info = {
@@ -502,6 +511,9 @@ def main() -> None:
         "--granularity-share", type=float, default=0.0, help="keyword/phrase query -> caption rows (needs data)"
     )
     p.add_argument("--reworded-share", type=float, default=0.0, help="reworded-negation rows (needs data)")
+    p.add_argument(
+        "--lexical-share", type=float, default=0.0, help="lexical-negation rows, fail / lack / absent (needs data)"
+    )
     p.add_argument(
         "--reworded-passage-share",
         type=float,

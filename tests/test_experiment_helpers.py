@@ -122,5 +122,8 @@ def test_reading_precision_counts_verdict_cells_and_gives_a_wilson_interval(tmp_
     (tmp_path / "r-reading.md").write_text(
         "# title\n\n| row | A | B | C | verdict | reason |\n|---|---|---|---|---|---|\n" + "\n".join(rows)
     )
-    reworded_negations.precision(argparse.Namespace(out=str(tmp_path / "r")))
+    reworded_negations.precision(argparse.Namespace(out=str(tmp_path / "r"), seen_corpus=False))
     assert "| 8 | 6 | 0.75 |" in (tmp_path / "r-precision.md").read_text()
+    assert "not written on" in (tmp_path / "r-precision.md").read_text()
+    reworded_negations.precision(argparse.Namespace(out=str(tmp_path / "r"), seen_corpus=True))
+    assert "not an unseen-text figure" in (tmp_path / "r-precision.md").read_text()

@@ -46,6 +46,7 @@ CLAUSE_NEGATORS = NEGATORS | {"only", "hardly", "rarely", "seldom"}
 # a concessive sentence reads as a contradiction once its predicate flips ("although X is clear, ...")
 CONCESSIVE = re.compile(r"\b(although|though|whereas|whilst|despite|nevertheless|nonetheless|in spite of)\b", re.I)
 COLUMNS = ["anchor", "positive", "negative", "direction", "word", "antonym", "sentence"]
+DIRECTIONS = ("not->affix", "affix->not")
 
 
 def _affix(word: str, negative: str) -> str | None:
@@ -87,6 +88,20 @@ def affixal_antonyms() -> dict[str, str]:
     }
 
 
+def clause_allows_flip(before: str, blockers: set[str]) -> bool:
+    """Whether a predicate after ``before`` can be negated or flipped: the word right before it is not one of
+    ``blockers``, and its clause holds no negation (or "only") before it ("no method is available").
+
+    >>> clause_allows_flip("No method", set()), clause_allows_flip("Yes, the method", set())
+    (False, True)
+    """
+    preceding = before.split()[-1:]
+    if preceding and preceding[0].lower() in blockers:
+        return False
+    clause = re.split(r"[,;:]", before)[-1].lower()
+    return not (CLAUSE_NEGATORS & set(re.findall(r"[a-z']+", clause)) or "n't" in clause)
+
+
 def _forms(sentence: str, match: re.Match, pairs: dict, negatives: dict) -> tuple[str, str, str, str, str] | None:
     """(negated with "not", negated by the affix, affirmative, word, antonym) of one copula + adjective match."""
     copula, negated, word = match.group(1), match.group(2), match.group(3)
@@ -97,11 +112,7 @@ def _forms(sentence: str, match: re.Match, pairs: dict, negatives: dict) -> tupl
     following = re.match(r"\s*([A-Za-z]+|[-/])?", after).group(1)
     if following and following.lower() not in (KNOWN_FOLLOWERS if lower in ("known", "unknown") else FOLLOWERS):
         return None
-    preceding = before.split()[-1:]
-    if preceding and preceding[0].lower() in QUANTIFIERS:
-        return None
-    clause = re.split(r"[,;:]", before)[-1].lower()
-    if CLAUSE_NEGATORS & set(re.findall(r"[a-z']+", clause)) or "n't" in clause:
+    if not clause_allows_flip(before, QUANTIFIERS):
         return None
     plain = lower in pairs
     if not plain and lower not in negatives:
@@ -118,15 +129,20 @@ def _forms(sentence: str, match: re.Match, pairs: dict, negatives: dict) -> tupl
     return with_not, with_affix, affirmative, positive, antonym
 
 
-def reworded_negations(sentences: Iterable[str]) -> pd.DataFrame:
+def reworded_negations(
+    sentences: Iterable[str], pairs: dict[str, str] | None = None, directions: tuple[str, str] = DIRECTIONS
+) -> pd.DataFrame:
     """Two triplets per edited sentence: anchor = the predicate negated one way, positive = negated the other
     way, negative = the affirmative; ``direction`` is "not->affix" (anchor has "not") or "affix->not".
+
+    ``pairs``: {adjective: the word that says "not" it} (default :func:`affixal_antonyms`); ``directions``: the
+    two direction labels, "not" first.
 
     >>> t = reworded_negations(["The mechanism is unclear."])
     >>> t[["anchor", "positive", "negative"]].values.tolist()[0]
     ['The mechanism is not clear.', 'The mechanism is unclear.', 'The mechanism is clear.']
     """
-    pairs = affixal_antonyms()
+    pairs = affixal_antonyms() if pairs is None else pairs
     negatives = {v: k for k, v in pairs.items()}
     copulas = "|".join(COPULAS + OTHER_COPULAS)
     pattern = re.compile(rf"\b({copulas}) (not )?([A-Za-z]+)\b", re.IGNORECASE)
@@ -139,7 +155,7 @@ def reworded_negations(sentences: Iterable[str]) -> pd.DataFrame:
             if forms is None:
                 continue
             with_not, with_affix, affirmative, word, antonym = forms
-            rows.append((with_not, with_affix, affirmative, "not->affix", word, antonym, sentence))
-            rows.append((with_affix, with_not, affirmative, "affix->not", word, antonym, sentence))
+            rows.append((with_not, with_affix, affirmative, directions[0], word, antonym, sentence))
+            rows.append((with_affix, with_not, affirmative, directions[1], word, antonym, sentence))
             break  # one edit per sentence
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -118,8 +118,9 @@ def retrieval_rows(triplets: pd.DataFrame) -> pd.DataFrame:
 def reworded_rows(
     triplets: pd.DataFrame, *, seed: int = 0, passages: pd.DataFrame | None = None, passage_share: float = 0.0
 ) -> pd.DataFrame:
-    """``negatives.affixal.reworded_negations`` triplets as mix rows, one direction per sentence drawn at random
-    (both in one batch would make each row's anchor another row's in-batch negative).
+    """``negatives.affixal.reworded_negations`` (or ``negatives.lexical.lexical_negations``) triplets as mix rows,
+    one direction per sentence drawn at random (both in one batch would make each row's anchor another row's
+    in-batch negative).
 
     ``passages``: the same triplets inside a window of their abstract (``training.data.triplets_in_passages``;
     ``sentence`` and ``direction`` columns), for some sentences; each drawn row whose sentence has one is taken in
