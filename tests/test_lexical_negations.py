@@ -47,11 +47,19 @@ from pyterrier_compverify.training.verifier_mix import reworded_rows
             ),
         ),
         (
-            "Women who did not have dementia were enrolled.",  # read from the "not" side as well
+            "Cells that did not have the receptor were excluded.",  # read from the "not" side as well
             (
-                "Women who did not have dementia were enrolled.",
-                "Women who lacked dementia were enrolled.",
-                "Women who had dementia were enrolled.",
+                "Cells that did not have the receptor were excluded.",
+                "Cells that lacked the receptor were excluded.",
+                "Cells that had the receptor were excluded.",
+            ),
+        ),
+        (
+            "The drug clearly failed to reduce pain.",  # an adverb that does not hedge stays
+            (
+                "The drug clearly did not reduce pain.",
+                "The drug clearly failed to reduce pain.",
+                "The drug clearly reduced pain.",
             ),
         ),
         (
@@ -83,8 +91,16 @@ def test_each_edited_sentence_gives_both_directions(sentence, expected):
         "The drug failed to show any benefit.",  # "showed any benefit": a negative-polarity word
         "No drug failed to reduce pain.",  # a negation earlier in the clause
         "The trial failed to be completed.",  # "to be": no finite form to write
-        "There was a lack of evidence.",  # the noun
-        "The cells lack of oxygen.",  # "lack of": not the verb
+        "The drug has repeatedly failed to reduce pain.",  # an auxiliary before an adverb
+        "These cells have long lacked insulin.",
+        "The drug sometimes fails to reduce pain.",  # "sometimes reduces" does not contradict it
+        "The drug only fails to reduce pain in mice.",  # "only", even where it ends in -ly
+        "Patients who did or did not have diabetes were enrolled.",  # "did or lacked"
+        "The agonist failed to up-regulate the receptor.",  # a hyphenated verb ("uped-regulate")
+        "The drug failed to reduce or prevent pain.",  # "reduced or prevent"
+        "The peptide failed to mimic the hormone.",  # an unsure past ("mimiced")
+        "The enzyme failed to undo the damage.",  # an irregular verb behind a prefix ("undoed")
+        "The enzyme is absent from muscle.",  # "not present from" is not English
         "Patients do not have to fast.",  # "have to": obligation, not possession
         "Although the drug failed to reduce pain, it was used.",  # a concessive reads as a contradiction once flipped
         "This is not true for all viruses.",  # "not true" / "false" is left out

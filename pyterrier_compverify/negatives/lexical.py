@@ -2,9 +2,11 @@
 it, against the affirmative. Three families, each written three ways:
 
 - "failed to reduce" / "did not reduce" / "reduced" (also "fails to" / "does not", "fail to" / "do not");
-- "lacks a domain" / "does not have a domain" / "has a domain" (also "lacked" / "did not have"), read either way;
+- "lacks a domain" / "does not have a domain" / "has a domain" (also "lacked" / "did not have"), from a sentence
+  with "lacks" / "lacked" or "do(es) / did not have" (plural "lack" is not read: it is as often a noun);
 - "is absent" / "is not present" / "is present" (copular complementaries, ``LEXICAL_ADJECTIVES``, by
-  :func:`.affixal.reworded_negations`), read either way.
+  :func:`.affixal.reworded_negations`), from a sentence with any of the three ("absent from" is left out: "not
+  present from" is not English).
 
 CondaQA's paraphrase edits reword a negation in such ways, not only by an affix (:mod:`.affixal`). "failed to V" is
 only read one way: "did not V" says "failed to V" only where V was tried ("did not smoke" is not "failed to smoke").
@@ -19,7 +21,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from .affixal import COLUMNS, CONCESSIVE, clause_allows_flip, reworded_negations
-from .inflect import past, third_person
+from .inflect import is_irregular, past, third_person
 
 # "not true" / "false" was left out: "this is not true for all viruses" is not "this is false for all viruses"
 LEXICAL_ADJECTIVES = {"present": "absent", "alive": "dead"}
@@ -28,15 +30,23 @@ DO = {"VBP": "do", "VBZ": "does", "VBD": "did"}
 FAIL = {"fail": "VBP", "fails": "VBZ", "failed": "VBD"}
 LACK = {"lack": "VBP", "lacks": "VBZ", "lacked": "VBD"}
 HAVE = {"VBP": "have", "VBZ": "has", "VBD": "had"}
-# a word before "failed" / "lacks" that makes it a participle, an infinitive or a noun ("had failed to", "to lack",
-# "a lack"), or a negation already ("not fail to")
+DO_TAGS = {form: tag for tag, form in DO.items()}
+LACK_FORMS = {tag: form for form, tag in LACK.items()}
+# a word before "failed" / "lacks" (adverbs skipped: "has repeatedly failed to") that makes it a participle or an
+# infinitive ("had failed to", "may fail to"), or a negation already ("not fail to")
 BLOCKERS = set(
     "to has have had having may might can could will would shall should must not never did does do be been being "
-    "is are was were a an the this its their his her our my your any no some lack of".split()
+    "is are was were".split()
 )
+# adverbs without -ly that the blocker check looks past ("has long lacked", "had also failed to")
+ADVERBS = set("long also still already just even further then thus therefore again".split())
+# adverbs after which the affirmative does not contradict the negation ("sometimes fails" / "sometimes succeeds")
+HEDGES = set("sometimes often usually occasionally frequently generally commonly typically mostly partly".split())
+# prefixes that make an irregular verb's past unsure for ``inflect.past`` ("undo", "misunderstand", "reset")
+PREFIXES = ("un", "mis", "re", "over", "under", "out", "fore", "with", "up", "down")
 # negative-polarity words after the predicate: "did not show any effect" has no affirmative "showed any effect"
 POLARITY = re.compile(r"\b(any|anything|anyone|anybody|anywhere|either|yet|ever|at all)\b", re.I)
-_FAIL = re.compile(r"\b(fail|fails|failed) to ([a-z]+)\b")
+_FAIL = re.compile(r"\b(fail|fails|failed) to ([a-z]+)\b(?![-'])")  # not "to up-regulate"
 _LACK = re.compile(r"\b(lacks|lacked)\b(?! of\b)")
 _NOT_HAVE = re.compile(r"\b(do|does|did) not have\b(?! to\b| been\b)")
 
@@ -50,9 +60,32 @@ def _verb_lemmas() -> frozenset[str]:
 
 
 def _clear(before: str, after: str) -> bool:
-    """Whether a predicate between ``before`` and ``after`` can be flipped: no blocking word right before it, no
-    negation (or "only") earlier in its clause, no negative-polarity word after it."""
-    return clause_allows_flip(before, BLOCKERS) and not POLARITY.search(re.split(r"[,;:.]", after)[0])
+    """Whether a predicate between ``before`` and ``after`` can be flipped: no blocking word before it (adverbs
+    skipped), no hedging adverb, no "did or" ("did or did not have"), no negation (or "only") earlier in its clause,
+    no negative-polarity word after it.
+
+    >>> _clear("The drug has repeatedly ", " reduce pain."), _clear("The drug clearly ", " reduce pain.")
+    (False, True)
+    """
+    words = before.lower().split()
+    adverbs = 0
+    while adverbs < len(words) and (words[-1 - adverbs].endswith("ly") or words[-1 - adverbs] in ADVERBS | HEDGES):
+        adverbs += 1
+    if HEDGES & set(words[len(words) - adverbs :]) or re.search(r"\b(do|does|did) or\s*$", before.lower()):
+        return False
+    head = " ".join(words[: len(words) - adverbs])  # the blocker check skips adverbs, the negation check does not
+    allowed = clause_allows_flip(head, BLOCKERS) and clause_allows_flip(before, set())  # ("The drug only fails to")
+    return allowed and not POLARITY.search(re.split(r"[,;:.]", after)[0])
+
+
+def _unsure_past(verb: str) -> bool:
+    """Whether ``inflect.past`` may get ``verb`` wrong: "-c" verbs ("mimic") and an irregular verb behind a prefix
+    ("undo", "misunderstand"), unless the irregular list has the whole word."""
+    if verb.endswith("c"):
+        return True
+    if is_irregular(verb):
+        return False
+    return any(verb.startswith(p) and is_irregular(verb[len(p) :]) for p in PREFIXES)
 
 
 def _fail_forms(sentence: str) -> tuple[str, str, str, str] | None:
@@ -60,8 +93,11 @@ def _fail_forms(sentence: str) -> tuple[str, str, str, str] | None:
     for match in _FAIL.finditer(sentence):
         fail, verb = match.group(1), match.group(2)
         before, after = sentence[: match.start()], sentence[match.end() :]
-        if verb in ("be", "have") or verb not in _verb_lemmas() or not _clear(before, after):
+        if verb in ("be", "have") or verb not in _verb_lemmas() or _unsure_past(verb) or not _clear(before, after):
             continue
+        second = re.match(r"\s+(?:and|or)\s+([a-z]+)", after)
+        if second and second.group(1) in _verb_lemmas():
+            continue  # "failed to reduce or prevent": the second verb would stay bare
         tag = FAIL[fail]
         flipped = {"VBP": verb, "VBZ": third_person(verb), "VBD": past(verb)}[tag]
         return f"{before}{DO[tag]} not {verb}{after}", sentence, f"{before}{flipped}{after}", verb
@@ -76,9 +112,8 @@ def _lack_forms(sentence: str) -> tuple[str, str, str, str] | None:
             before, after = sentence[: match.start()], sentence[match.end() :]
             if not re.match(r"\s+[A-Za-z]", after) or not _clear(before, after):
                 continue
-            tag = LACK[match.group(1)] if lacked else {v: k for k, v in DO.items()}[match.group(1)]
-            lack = next(word for word, t in LACK.items() if t == tag)
-            with_not, with_lack = f"{before}{DO[tag]} not have{after}", f"{before}{lack}{after}"
+            tag = LACK[match.group(1)] if lacked else DO_TAGS[match.group(1)]
+            with_not, with_lack = f"{before}{DO[tag]} not have{after}", f"{before}{LACK_FORMS[tag]}{after}"
             return with_not, with_lack, f"{before}{HAVE[tag]}{after}", "have"
     return None
 
@@ -109,5 +144,7 @@ def lexical_negations(sentences: Iterable[str]) -> pd.DataFrame:
                 break
         else:
             rest.append(sentence)
+    rest = [sentence for sentence in rest if not re.search(r"\b(absent|present|alive|dead) from\b", sentence, re.I)]
     adjectives = reworded_negations(rest, pairs=LEXICAL_ADJECTIVES, directions=DIRECTIONS)
-    return pd.concat([pd.DataFrame(rows, columns=COLUMNS), adjectives], ignore_index=True)
+    frames = [frame for frame in (pd.DataFrame(rows, columns=COLUMNS), adjectives) if not frame.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
