@@ -1,4 +1,4 @@
-"""Issue 18: does a coverage signal help the packaged CapRetrievalEn fusion? Dev only.
+"""Issue 18: does a coverage signal help the packaged CapRetrievalEn fusion? Chosen on dev, then read on test.
 
 The granularity dilemma (PAPERS.md) is about how much of a caption a short query accounts for. MaxSim reads the
 query's side only (each query token's best match in the caption); coverage reads the caption's side: the mean
@@ -11,7 +11,7 @@ retrieval and 300 held-out SciFact train queries). The weight is chosen at the p
 0.005 of ``(dense | BM25) >> MaxSim`` at depth 100. ``--test`` then scores the chosen weight against the packaged
 fusion (weight 0) on the test collections.
 
-    COMPVERIFY_DATA=/path/to/data python experiments/coverage_signal.py [--test]
+    COMPVERIFY_DATA=/path/to/data python experiments/coverage_signal.py [--test] [--cache runs/coverage-features.pkl]
 
 Writes ``--out`` (default experiments/results/coverage-signal/coverage).{md,json}.
 """

@@ -5,7 +5,9 @@ from __future__ import annotations
 import copy
 import hashlib
 import os
+import site
 import sys
+import sysconfig
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -105,13 +107,26 @@ def warn_if_emulated(dtype: str, device: torch.device | str = "cpu") -> None:
 
 
 def outside_package_stacklevel() -> int:
-    """The ``stacklevel`` of a warning raised by this package's caller of this function that points at the first
-    frame outside the package (the user's line), however deep inside the package the warning is raised."""
-    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
-    frame, level = sys._getframe(1), 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+    """The ``stacklevel`` of a warning raised by this package's caller of this function that points at the user's
+    line: the first frame outside this package, installed libraries, the standard library and Python's frozen
+    modules (an object that a library such as PyTerrier builds reaches the package through the library's frames),
+    however deep inside the package the warning is raised; the first frame outside the package when every frame is
+    a library's."""
+    package = os.path.realpath(os.path.dirname(__file__)) + os.sep
+    paths = sysconfig.get_paths()
+    roots = [paths[k] for k in ("purelib", "platlib", "stdlib", "platstdlib")]
+    roots += [*site.getsitepackages(), site.getusersitepackages()]
+    libraries = tuple(os.path.realpath(root) + os.sep for root in roots)
+    frame, level, first_outside = sys._getframe(1), 1, None
+    while frame is not None:
+        name = frame.f_code.co_filename
+        path = os.path.realpath(name)
+        if not path.startswith(package):
+            first_outside = first_outside or level
+            if not (path.startswith(libraries) or name.startswith("<frozen")):
+                return level
         frame, level = frame.f_back, level + 1
-    return level
+    return first_outside or level
 
 
 def check_dtype(dtype) -> str:

@@ -129,6 +129,27 @@ def test_the_emulated_bf16_warning_points_at_the_users_line_from_a_subclass(monk
     assert [w.filename for w in seen if "emulated" in str(w.message)] == [__file__]
 
 
+def test_the_emulated_bf16_warning_skips_library_frames_to_the_users_line(monkeypatch, tiny_model_dir):
+    """Built inside an installed library's code (as PyTerrier builds and runs pipelines), the warning still names the
+    user's file, not the library's."""
+    import os
+    import sysconfig
+    import warnings
+
+    import pyterrier_compverify.encoder as encoder_module
+
+    monkeypatch.setattr(encoder_module, "native_bf16", lambda: False)
+    fp32 = cv.TokenEncoder(tiny_model_dir, device="cpu", dtype="fp32")
+    library_file = os.path.join(sysconfig.get_paths()["purelib"], "some_library", "build.py")  # never written
+    namespace = {}
+    source = "def build(reranker, encoder):\n    return reranker(encoder, dtype='bf16')\n"
+    exec(compile(source, library_file, "exec"), namespace)  # a library function that builds a reranker
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        namespace["build"](cv.MaxSim, fp32)
+    assert [w.filename for w in seen if "emulated" in str(w.message)] == [__file__]
+
+
 def test_same_spec_apart_from_the_recorded_dtype(encoders):
     fp32, bf16 = encoders
     assert fp32.spec.compatible(bf16.spec) and bf16.spec.compatible(fp32.spec)

@@ -93,6 +93,8 @@ def test_each_edited_sentence_gives_both_directions(sentence, expected):
         "The trial failed to be completed.",  # "to be": no finite form to write
         "The drug has repeatedly failed to reduce pain.",  # an auxiliary before an adverb
         "These cells have long lacked insulin.",
+        "The drug has, however, failed to reduce pain.",  # an auxiliary before a parenthetical adverb
+        "Cells may grow but fail to divide.",  # a modal earlier in the clause: "do not divide" drops it
         "The drug sometimes fails to reduce pain.",  # "sometimes reduces" does not contradict it
         "The drug only fails to reduce pain in mice.",  # "only", even where it ends in -ly
         "Patients who did or did not have diabetes were enrolled.",  # "did or lacked"

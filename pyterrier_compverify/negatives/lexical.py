@@ -38,8 +38,9 @@ BLOCKERS = set(
     "to has have had having may might can could will would shall should must not never did does do be been being "
     "is are was were".split()
 )
+MODALS = set("may might can could will would shall should must".split())
 # adverbs without -ly that the blocker check looks past ("has long lacked", "had also failed to")
-ADVERBS = set("long also still already just even further then thus therefore again".split())
+ADVERBS = set("long also still already just even further then thus therefore again however indeed instead".split())
 # adverbs after which the affirmative does not contradict the negation ("sometimes fails" / "sometimes succeeds")
 HEDGES = set("sometimes often usually occasionally frequently generally commonly typically mostly partly".split())
 # prefixes that make an irregular verb's past unsure for ``inflect.past`` ("undo", "misunderstand", "reset")
@@ -67,7 +68,7 @@ def _clear(before: str, after: str) -> bool:
     >>> _clear("The drug has repeatedly ", " reduce pain."), _clear("The drug clearly ", " reduce pain.")
     (False, True)
     """
-    words = before.lower().split()
+    words = [word.strip(",;:()") for word in before.lower().split()]
     adverbs = 0
     while adverbs < len(words) and (words[-1 - adverbs].endswith("ly") or words[-1 - adverbs] in ADVERBS | HEDGES):
         adverbs += 1
@@ -99,6 +100,8 @@ def _fail_forms(sentence: str) -> tuple[str, str, str, str] | None:
         if second and second.group(1) in _verb_lemmas():
             continue  # "failed to reduce or prevent": the second verb would stay bare
         tag = FAIL[fail]
+        if tag == "VBP" and MODALS & set(re.findall(r"[a-z]+", re.split(r"[,;:]", before)[-1].lower())):
+            continue  # "may grow but fail to divide": "do not divide" would drop the modal
         flipped = {"VBP": verb, "VBZ": third_person(verb), "VBD": past(verb)}[tag]
         return f"{before}{DO[tag]} not {verb}{after}", sentence, f"{before}{flipped}{after}", verb
     return None
