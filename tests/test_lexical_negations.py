@@ -100,6 +100,7 @@ def test_each_edited_sentence_gives_both_directions(sentence, expected):
         "Patients who did or did not have diabetes were enrolled.",  # "did or lacked"
         "The agonist failed to up-regulate the receptor.",  # a hyphenated verb ("uped-regulate")
         "The drug failed to reduce or prevent pain.",  # "reduced or prevent"
+        "The factor failed to bind DNA or activate transcription.",  # "bound DNA or activate"
         "The peptide failed to mimic the hormone.",  # an unsure past ("mimiced")
         "The enzyme failed to undo the damage.",  # an irregular verb behind a prefix ("undoed")
         "The enzyme is absent from muscle.",  # "not present from" is not English

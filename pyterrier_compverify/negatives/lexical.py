@@ -96,9 +96,9 @@ def _fail_forms(sentence: str) -> tuple[str, str, str, str] | None:
         before, after = sentence[: match.start()], sentence[match.end() :]
         if verb in ("be", "have") or verb not in _verb_lemmas() or _unsure_past(verb) or not _clear(before, after):
             continue
-        second = re.match(r"\s+(?:and|or)\s+([a-z]+)", after)
-        if second and second.group(1) in _verb_lemmas():
-            continue  # "failed to reduce or prevent": the second verb would stay bare
+        clause = re.split(r"[,;:.]", after)[0]
+        if any(word in _verb_lemmas() for word in re.findall(r"\b(?:and|or)\s+([a-z]+)", clause)):
+            continue  # "failed to reduce or prevent", "failed to bind DNA or activate X": a second verb stays bare
         tag = FAIL[fail]
         if tag == "VBP" and MODALS & set(re.findall(r"[a-z]+", re.split(r"[,;:]", before)[-1].lower())):
             continue  # "may grow but fail to divide": "do not divide" would drop the modal
