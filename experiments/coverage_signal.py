@@ -36,7 +36,7 @@ from pyterrier_compverify.fusion import ScoreFusion
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, FUSION_WEIGHTS, build_indices
 from pyterrier_compverify.reporting import write_table
 from pyterrier_compverify.rerank import TokenReranker
-from pyterrier_compverify.scoring.heads.fixed import FixedHead
+from pyterrier_compverify.scoring.heads.fixed import FixedHead, maxsim
 from pyterrier_compverify.scoring.simmap import batch_mask
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -55,9 +55,9 @@ def coverage(sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tenso
     >>> round(coverage(sim, torch.tensor([True, True]), torch.tensor([[True, True]])).item(), 4)  # (0.9 + 0.3) / 2
     0.6
     """
-    query_mask = batch_mask(query_mask, sim.shape[0])
-    best = sim.masked_fill(~query_mask[:, :, None], float("-inf")).amax(dim=1).masked_fill(~cand_mask, 0.0)
-    return best.sum(dim=-1) / cand_mask.sum(dim=-1).clamp(min=1)
+    return maxsim(
+        sim.transpose(1, 2), cand_mask, batch_mask(query_mask, sim.shape[0])
+    )  # MaxSim from the caption's side
 
 
 def features(name: str, encoder: cv.TokenEncoder, index_dir: Path) -> tuple:

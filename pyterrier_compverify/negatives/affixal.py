@@ -102,6 +102,15 @@ def clause_allows_flip(before: str, blockers: set[str]) -> bool:
     return not (CLAUSE_NEGATORS & set(re.findall(r"[a-z']+", clause)) or "n't" in clause)
 
 
+def both_directions(with_not: str, negated: str, affirmative: str, directions: tuple[str, str], *rest: str) -> list:
+    """The two triplet rows of one edited sentence: (anchor, positive, negative, direction, *rest) with the "not"
+    form as anchor, then with the other negated form as anchor; the affirmative is the negative of both."""
+    return [
+        (with_not, negated, affirmative, directions[0], *rest),
+        (negated, with_not, affirmative, directions[1], *rest),
+    ]
+
+
 def _forms(sentence: str, match: re.Match, pairs: dict, negatives: dict) -> tuple[str, str, str, str, str] | None:
     """(negated with "not", negated by the affix, affirmative, word, antonym) of one copula + adjective match."""
     copula, negated, word = match.group(1), match.group(2), match.group(3)
@@ -155,7 +164,6 @@ def reworded_negations(
             if forms is None:
                 continue
             with_not, with_affix, affirmative, word, antonym = forms
-            rows.append((with_not, with_affix, affirmative, directions[0], word, antonym, sentence))
-            rows.append((with_affix, with_not, affirmative, directions[1], word, antonym, sentence))
+            rows += both_directions(with_not, with_affix, affirmative, directions, word, antonym, sentence)
             break  # one edit per sentence
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from .affixal import COLUMNS, CONCESSIVE, clause_allows_flip, reworded_negations
+from .affixal import COLUMNS, CONCESSIVE, both_directions, clause_allows_flip, reworded_negations
 from .inflect import is_irregular, past, third_person
 
 # "not true" / "false" was left out: "this is not true for all viruses" is not "this is false for all viruses"
@@ -43,6 +43,7 @@ MODALS = set("may might can could will would shall should must".split())
 ADVERBS = set("long also still already just even further then thus therefore again however indeed instead".split())
 # adverbs after which the affirmative does not contradict the negation ("sometimes fails" / "sometimes succeeds")
 HEDGES = set("sometimes often usually occasionally frequently generally commonly typically mostly partly".split())
+SKIPPED = ADVERBS | HEDGES  # the words the blocker check looks past (with any "-ly" word)
 # prefixes that make an irregular verb's past unsure for ``inflect.past`` ("undo", "misunderstand", "reset")
 PREFIXES = ("un", "mis", "re", "over", "under", "out", "fore", "with", "up", "down")
 # negative-polarity words after the predicate: "did not show any effect" has no affirmative "showed any effect"
@@ -70,7 +71,7 @@ def _clear(before: str, after: str) -> bool:
     """
     words = [word.strip(",;:()") for word in before.lower().split()]
     adverbs = 0
-    while adverbs < len(words) and (words[-1 - adverbs].endswith("ly") or words[-1 - adverbs] in ADVERBS | HEDGES):
+    while adverbs < len(words) and (words[-1 - adverbs].endswith("ly") or words[-1 - adverbs] in SKIPPED):
         adverbs += 1
     if HEDGES & set(words[len(words) - adverbs :]) or re.search(r"\b(do|does|did) or\s*$", before.lower()):
         return False
@@ -133,17 +134,15 @@ def lexical_negations(sentences: Iterable[str]) -> pd.DataFrame:
      ['The protein does not have a signal peptide.', 'The protein lacks a signal peptide.',
       'The protein has a signal peptide.']]
     """
-    sentences = list(sentences)
     rows = []
     rest = []
     for sentence in sentences:
         if CONCESSIVE.search(sentence):
             continue
-        for forms, antonym in ((_fail_forms(sentence), "fail"), (_lack_forms(sentence), "lack")):
+        for family, antonym in ((_fail_forms, "fail"), (_lack_forms, "lack")):  # the first family that edits it
+            forms = family(sentence)
             if forms is not None:
-                with_not, with_lexical, affirmative, word = forms
-                rows.append((with_not, with_lexical, affirmative, DIRECTIONS[0], word, antonym, sentence))
-                rows.append((with_lexical, with_not, affirmative, DIRECTIONS[1], word, antonym, sentence))
+                rows += both_directions(*forms[:3], DIRECTIONS, forms[3], antonym, sentence)
                 break
         else:
             rest.append(sentence)
