@@ -57,7 +57,7 @@ import torch
 from ir_measures import nDCG
 from scipy.stats import ttest_rel
 from tqdm import tqdm
-from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets import load_collection
@@ -70,6 +70,7 @@ from pyterrier_compverify.reporting import write_table
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from capretrieval_best import DEVS, TARGET, TESTS, Passages, image_queries, scifact_train_split, task  # noqa: E402
 from idf_maxsim import TREC  # noqa: E402
+from run_state import RunState  # noqa: E402
 
 GROUP = 8  # 1 relevant + 7 negatives
 WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
@@ -226,17 +227,9 @@ def train(args) -> None:
     path = resolve_model_path(DEFAULT_MODEL)
     tokenizer = AutoTokenizer.from_pretrained(path)
     model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1)
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
-    sched = get_linear_schedule_with_warmup(opt, int(0.1 * args.steps), args.steps)
-    rng, start = np.random.default_rng(args.seed), 0
-    state_file = run / "state.pt"
-    if args.resume and state_file.exists():
-        state = torch.load(state_file, weights_only=False)
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["opt"])
-        sched.load_state_dict(state["sched"])
-        rng.bit_generator.state, start = state["rng"], state["step"]
-        print(f"resumed at step {start}", flush=True)
+    state = RunState(run / "state.pt", "model", model, lr=args.lr, steps=args.steps, seed=args.seed,
+                     resume=args.resume)  # fmt: skip
+    rng, start = state.rng, state.start
     (run / "config.json").write_text(json.dumps({**vars(args), "flickr_groups": len(flickr),
                                                  "scifact_groups_total": len(scifact)}, indent=2))  # fmt: skip
     model.train()
@@ -249,16 +242,12 @@ def train(args) -> None:
             picks = [scifact[i] for i in rng.choice(len(scifact), args.scifact_groups, replace=False)]
             loss = loss + group_loss(model, tokenizer, picks, rng, args.max_length)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step(), sched.step(), opt.zero_grad()
+        state.update()
         record = {"step": step + 1, "loss": round(loss.item(), 4), "s": round(time.time() - began, 1)}
         log.write(json.dumps(record) + "\n")
         if (step + 1) % args.save_every == 0 or step + 1 == args.steps:
             log.flush()
-            state = {"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
-                     "rng": rng.bit_generator.state, "step": step + 1}  # fmt: skip
-            torch.save(state, state_file.with_suffix(".tmp"))
-            state_file.with_suffix(".tmp").replace(state_file)
+            state.save(step + 1)
     for stale in run.glob("features-*.pkl"):  # scores of an earlier model of this seed
         stale.unlink()
     model.save_pretrained(run / "final")

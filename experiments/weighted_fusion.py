@@ -238,7 +238,8 @@ def main() -> None:
     depth, stages = chosen["depth"], {"fusion": chosen}
     dev_tables = {"depth and weights": dev_table}
     if args.tuned:
-        trial = [{**chosen, **dict(zip(TUNED_GRID, values))} for values in itertools.product(*TUNED_GRID.values())]
+        grid = {k: v for k, v in TUNED_GRID.items() if args.tuned_heads or k != "wmaxsim_tuned"}  # no head, no signal
+        trial = [{**chosen, **dict(zip(grid, values))} for values in itertools.product(*grid.values())]
         dev_tables["the tuned encoder's signals"], chosen = choose(trial)
         stages["fusion + tuned encoder"] = chosen
         print(f"tuned signals chosen on dev: {chosen}", flush=True)
@@ -254,6 +255,8 @@ def main() -> None:
         f"(dense | BM25) top {depth} >> WeightedMaxSim": {"depth": depth, "wmaxsim": 1.0},
         **{f"(dense | BM25) top {depth} >> {stage}": setting for stage, setting in stages.items()},
     }
+    if args.tuned:  # the tuned encoder's MaxSim alone over the same pool
+        systems[f"(dense | BM25) top {depth} >> tuned MaxSim"] = {"depth": depth, "maxsim_tuned": 1.0}
     types = query_types()
     runs, per_type = [], []
     for seed in seeds:

@@ -1,0 +1,171 @@
+"""Issue 18: all-MiniLM-L6-v2's last layer fine-tuned for MaxSim itself, over cached states of the layer below.
+
+The encoder fine-tunes of ``capretrieval.py`` train the pooled embedding (InfoNCE on the mean of the token states);
+the pipelines here score with MaxSim over the token states. This trains the score that is served: per query group,
+a listwise softmax (temperature ``--tau``) over MaxSim(query, candidate) of 1 relevant and ``--group - 1``
+negatives, where MaxSim is ``fixed.maxsim`` over the states of the last layer (``TopLayers``), run on the cached
+hidden states that enter it (``StateCache``, ``top_layers=1``), so a step never runs layers 1-5.
+
+Groups are ``cross_encoder.py``'s (cached there): Flickr8k *train* caption queries (a keyword, a phrase and the
+first caption per image, the leakage filter against CapRetrievalEn on) with the image's captions relevant, with
+``--own-positive`` a keyword or phrase query's own caption too, with ``--covering`` also another image's caption that
+holds every content stem of the query (relevance by what a caption says); negatives from the base dense top
+``--depth``, ``--random-negatives`` of them drawn at random among the non-covering captions; plus
+``--scifact-groups`` SciFact *train* groups per step (the 509 queries outside dev:scifact-train) so that science
+retrieval is kept. The run folder holds ``final`` (a sentence-transformers model: ``cv.TokenEncoder(path)``),
+``state.pt`` (resume with ``--resume``), ``log.jsonl`` and ``config.json``. Its signals are then chosen on dev and
+read on test by ``weighted_fusion.py --tuned``:
+
+    COMPVERIFY_DATA=/path/to/data python experiments/maxsim_tuning.py --seed 42 --own-positive --covering
+    COMPVERIFY_DATA=/path/to/data python experiments/weighted_fusion.py --seeds 42 \
+        --tuned 'runs/maxsim-tuning/ll-s{seed}/final' --out experiments/results/weighted-fusion-maxsim-tuned
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+import pyterrier_compverify as cv
+from pyterrier_compverify.encoder import DEFAULT_MODEL
+from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR
+from pyterrier_compverify.scoring.heads.fixed import maxsim
+from pyterrier_compverify.training.state_cache import StateCache, TopLayers
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cross_encoder import flickr_groups, scifact_groups  # noqa: E402
+from run_state import RunState  # noqa: E402
+
+
+class Groups:
+    """Query groups as ids into one table of distinct texts: per group its query, positives, hard negatives and
+    (``--covering`` groups) random non-covering negatives."""
+
+    def __init__(self, groups: list[dict], texts: dict[str, int], size: int, k: int):
+        def ids(items):
+            return np.array([texts.setdefault(t, len(texts)) for t in items], dtype=np.int64)
+
+        enough = [g for g in groups if len(g["negatives"]) >= size - 1 - min(k, len(g.get("random", [])))]
+        self.dropped = len(groups) - len(enough)  # too few negatives for a group of ``size``
+        self.rows = [
+            (
+                texts.setdefault(g["query"], len(texts)),
+                ids(g["positives"]),
+                ids(g["negatives"]),
+                ids(g.get("random", [])),
+            )
+            for g in enough
+        ]
+
+    def sample(self, rng: np.random.Generator, n: int, size: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(n,) query ids and (n, size) candidate ids, the relevant one first, then ``size - 1`` negatives of which
+        ``k`` are random (where the group has them)."""
+        queries, cands = [], []
+        for i in rng.choice(len(self.rows), n, replace=False):
+            query, pos, hard, random = self.rows[i]
+            k_here = min(k, len(random))
+            negs = [hard[rng.choice(len(hard), size - 1 - k_here, replace=False)]]
+            if k_here:
+                negs.append(random[rng.choice(len(random), k_here, replace=False)])
+            queries.append(query)
+            cands.append(np.concatenate([pos[rng.integers(len(pos))][None], *negs]))
+        return torch.tensor(queries), torch.from_numpy(np.stack(cands))
+
+
+def group_scores(top: TopLayers, cache: StateCache, queries: torch.Tensor, cands: torch.Tensor) -> torch.Tensor:
+    """(n,) query ids and (n, g) candidate ids -> (n, g) MaxSim of each query with each candidate, through the
+    trained last layer."""
+    n, g = cands.shape
+    q_hidden, q_mask = cache.padded(queries)
+    c_hidden, c_mask = cache.padded(cands.flatten())
+    q = top(q_hidden, q_mask).float()  # (n, m, d)
+    c = top(c_hidden, c_mask).float()  # (n * g, l, d)
+    with torch.autocast("cpu", enabled=False):  # the map in fp32: bf16 would round cosines to about 0.002
+        sim = torch.einsum("nmd,ngld->ngml", q, c.view(n, g, *c.shape[1:])).reshape(n * g, q.shape[1], c.shape[1])
+        return maxsim(sim, q_mask.repeat_interleave(g, 0), c_mask).view(n, g)
+
+
+def run_dir(args) -> Path:
+    return Path(args.work) / f"ll{args.tag and '-' + args.tag}-s{args.seed}"
+
+
+def train(args) -> None:
+    run = run_dir(args)
+    run.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(args.seed)
+    encoder = cv.TokenEncoder(DEFAULT_MODEL, max_length=128, verbose=False)
+    texts: dict[str, int] = {}
+    made = flickr_groups(encoder, Path(args.groups_work), args.depth, args.own_positive, args.covering)
+    flickr = Groups(made, texts, args.group, args.random_negatives)
+    scifact = Groups(
+        scifact_groups(encoder, Path(args.index_dir), Path(args.groups_work), args.depth), texts, args.group, 0
+    )
+    print(f"groups: Flickr8k {len(flickr.rows)} ({flickr.dropped} with too few negatives left out), SciFact "
+          f"{len(scifact.rows)} ({scifact.dropped} left out); {len(texts)} distinct texts", flush=True)  # fmt: skip
+    cache = StateCache.build(encoder, list(texts), Path(args.work) / "states", top_layers=1)  # fp32, as served
+    top = TopLayers(encoder, 1)
+    top.eval()  # no dropout: the cached states below are dropout-free too
+    state = RunState(run / "state.pt", "top", top, lr=args.lr, steps=args.steps, seed=args.seed, resume=args.resume)
+    rng, start = state.rng, state.start
+    config = {**vars(args), "flickr_groups": len(flickr.rows), "scifact_groups_total": len(scifact.rows),
+              "left_out": [flickr.dropped, scifact.dropped]}  # fmt: skip
+    (run / "config.json").write_text(json.dumps(config, indent=2))
+    log, began = (run / "log.jsonl").open("a"), time.time()
+    for step in tqdm(range(start, args.steps), total=args.steps, initial=start, desc="MaxSim tuning", mininterval=30):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16):
+            loss = 0.0
+            for groups, n, k in ((flickr, args.groups, args.random_negatives), (scifact, args.scifact_groups, 0)):
+                if n:
+                    scores = group_scores(top, cache, *groups.sample(rng, n, args.group, k)) / args.tau
+                    loss = loss + torch.nn.functional.cross_entropy(scores, torch.zeros(n, dtype=torch.long))
+        loss.backward()
+        state.update()
+        log.write(json.dumps({"step": step + 1, "loss": round(loss.item(), 4), "s": round(time.time() - began, 1)}))
+        log.write("\n")
+        if (step + 1) % args.save_every == 0 or step + 1 == args.steps:
+            log.flush()
+            state.save(step + 1)
+    encoder.model.save(str(run / "final"))  # the whole encoder, its last layer trained (shared with ``top``)
+    print(f"saved {run / 'final'} ({time.time() - began:.0f} s of training)", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--steps", type=int, default=1500)
+    parser.add_argument("--groups", type=int, default=16, help="Flickr8k query groups per step")
+    parser.add_argument("--scifact-groups", type=int, default=2, help="SciFact train query groups per step")
+    parser.add_argument("--group", type=int, default=16, help="candidates per group: 1 relevant + negatives")
+    parser.add_argument("--depth", type=int, default=50, help="dense top k the negatives are drawn from")
+    parser.add_argument("--random-negatives", type=int, default=2, help="of a Flickr8k group's negatives")
+    parser.add_argument("--lr", type=float, default=2e-5)
+    parser.add_argument("--tau", type=float, default=0.02)
+    parser.add_argument(
+        "--own-positive", action="store_true", help="a keyword / phrase query's own caption is relevant"
+    )
+    parser.add_argument(
+        "--covering", action="store_true", help="another image's caption holding every query content word is relevant"
+    )
+    parser.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--save-every", type=int, default=100)
+    parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--tag", default="")
+    parser.add_argument("--work", default="runs/maxsim-tuning")
+    parser.add_argument("--groups-work", default="runs/cross-encoder", help="where cross_encoder.py caches its groups")
+    parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR))
+    args = parser.parse_args()
+    if not 0 <= args.random_negatives < args.group:
+        parser.error(f"--random-negatives must be 0-{args.group - 1}")
+    cv.setup_local_data()
+    train(args)
+
+
+if __name__ == "__main__":
+    main()

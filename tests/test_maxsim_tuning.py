@@ -1,0 +1,88 @@
+"""``experiments/maxsim_tuning.py``: the score it trains is the MaxSim that serving computes, and its groups put
+the relevant text first with the negatives asked for."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+import maxsim_tuning  # noqa: E402
+
+GROUPS = [
+    {"query": "a red cat", "positives": ["a cat that is red"], "negatives": ["a blue cat", "a red dog", "a bird"]},
+    {
+        "query": "a dog on a mat",
+        "positives": ["the dog lies on the mat", "a mat with a dog"],
+        "negatives": ["a cat on a mat", "a dog in a car"],
+        "random": ["a tall tree", "the sea"],
+    },
+    {"query": "trees", "positives": ["tall trees"], "negatives": ["a tree"]},  # too few negatives for 3 candidates
+]
+
+
+def test_groups_put_the_relevant_text_first_and_draw_random_negatives_where_a_group_has_them():
+    texts: dict[str, int] = {}
+    groups = maxsim_tuning.Groups(GROUPS, texts, size=3, k=1)
+    assert groups.dropped == 1 and len(groups.rows) == 2
+    by_id = {i: t for t, i in texts.items()}
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        queries, cands = groups.sample(rng, 2, size=3, k=1)
+        assert cands.shape == (2, 3)
+        for q, row in zip(queries.tolist(), cands.tolist()):
+            group = next(g for g in GROUPS if g["query"] == by_id[q])
+            assert by_id[row[0]] in group["positives"]
+            negatives = [by_id[i] for i in row[1:]]
+            assert len(set(negatives)) == 2 and not set(negatives) & set(group["positives"])
+            if "random" in group:  # one of the two negatives is a random one
+                assert sum(n in group["random"] for n in negatives) == 1
+            else:
+                assert set(negatives) <= set(group["negatives"])
+
+
+def test_trained_score_is_the_served_maxsim(tmp_path, tiny_encoder):
+    import pyterrier_compverify as cv
+    from pyterrier_compverify.training.state_cache import StateCache, TopLayers
+
+    texts: dict[str, int] = {}
+    groups = maxsim_tuning.Groups(GROUPS[:2], texts, size=3, k=0)
+    cache = StateCache.build(tiny_encoder, list(texts), tmp_path, top_layers=1, verbose=False)
+    queries, cands = groups.sample(np.random.default_rng(1), 2, size=3, k=0)
+    with torch.no_grad():
+        trained = maxsim_tuning.group_scores(TopLayers(tiny_encoder, 1).eval(), cache, queries, cands)
+    by_id = {i: t for t, i in texts.items()}
+    rows = pd.DataFrame(
+        [
+            {"qid": str(q), "query": by_id[q], "docno": str(c), "text": by_id[c]}
+            for q, row in zip(queries.tolist(), cands.tolist())
+            for c in row
+        ]
+    )
+    served = cv.MaxSim(tiny_encoder)(rows)
+    expected = served.set_index(["qid", "docno"]).loc[list(zip(rows["qid"], rows["docno"])), "score"].to_numpy()
+    torch.testing.assert_close(trained.flatten(), torch.tensor(expected, dtype=torch.float32), atol=5e-3, rtol=0)
+
+
+def test_run_state_resumes_the_model_the_optimiser_and_the_random_stream(tmp_path):
+    from run_state import RunState
+
+    path = tmp_path / "state.pt"
+    run = RunState(path, "model", torch.nn.Linear(3, 1), lr=0.1, steps=10, seed=7)
+    for _ in range(2):
+        run.model(torch.ones(1, 3)).sum().backward()
+        run.update()
+    run.rng.random(5)
+    run.save(2)
+    expected_draws, expected_weight = run.rng.random(3), run.model.weight.detach().clone()
+    again = RunState(path, "model", torch.nn.Linear(3, 1), lr=0.1, steps=10, seed=0, resume=True)
+    assert again.start == 2
+    assert np.array_equal(again.rng.random(3), expected_draws)
+    assert torch.equal(again.model.weight, expected_weight)
+    assert again.opt.state_dict()["state"][0]["step"] == 2 and again.sched.last_epoch == 2
+    assert not path.with_suffix(".tmp").exists()
+    assert RunState(path, "model", torch.nn.Linear(3, 1), lr=0.1, steps=10, seed=0).start == 0  # no --resume
