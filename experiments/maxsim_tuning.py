@@ -9,16 +9,19 @@ hidden states that enter it (``StateCache``, ``top_layers=1``), so a step never 
 Groups are ``cross_encoder.py``'s (cached there): Flickr8k *train* caption queries (a keyword, a phrase and the
 first caption per image, the leakage filter against CapRetrievalEn on) with the image's captions relevant, with
 ``--own-positive`` a keyword or phrase query's own caption too, with ``--covering`` also another image's caption that
-holds every content stem of the query (relevance by what a caption says); negatives from the base dense top
-``--depth``, ``--random-negatives`` of them drawn at random among the non-covering captions; plus
+holds every content stem of the query (a stem-subset heuristic for relevance by what a caption says); hard
+negatives from the base dense top ``--depth`` (with ``--covering``: the first ``--depth`` non-covering captions of
+the top ``2 x --depth``), and with ``--covering`` ``--random-negatives`` of each group's 7 pre-drawn random
+non-covering captions; plus
 ``--scifact-groups`` SciFact *train* groups per step (the 509 queries outside dev:scifact-train) so that science
 retrieval is kept. The run folder holds ``final`` (a sentence-transformers model: ``cv.TokenEncoder(path)``),
 ``state.pt`` (resume with ``--resume``), ``log.jsonl`` and ``config.json``. Its signals are then chosen on dev and
 read on test by ``weighted_fusion.py --tuned``:
 
     COMPVERIFY_DATA=/path/to/data python experiments/maxsim_tuning.py --seed 42 --own-positive --covering
-    COMPVERIFY_DATA=/path/to/data python experiments/weighted_fusion.py --seeds 42 \
-        --tuned 'runs/maxsim-tuning/ll-s{seed}/final' --out experiments/results/weighted-fusion-maxsim-tuned
+    COMPVERIFY_DATA=/path/to/data python experiments/weighted_fusion.py --seeds 42 --depths 100,200,300,500 \
+        --heads pyterrier_compverify/weights/f1w-minilm-frozen --tuned 'runs/maxsim-tuning/ll-s{seed}/final' \
+        --out experiments/results/weighted-fusion-maxsim-tuned-s42
 """
 
 from __future__ import annotations
@@ -45,35 +48,34 @@ from run_state import RunState  # noqa: E402
 
 
 class Groups:
-    """Query groups as ids into one table of distinct texts: per group its query, positives, hard negatives and
-    (``--covering`` groups) random non-covering negatives."""
+    """Query groups as ids into one table of distinct texts, sampled ``size`` candidates at a time: per group its
+    query, positives, hard negatives and (``--covering`` groups) pre-drawn random non-covering negatives. A
+    negative whose text is also a positive of the group, or repeats another, is left out; a group left with fewer
+    than ``size - 1`` negatives (``k`` of them random where it has random ones) is left out (``dropped``)."""
 
     def __init__(self, groups: list[dict], texts: dict[str, int], size: int, k: int):
         def ids(items):
             return np.array([texts.setdefault(t, len(texts)) for t in items], dtype=np.int64)
 
-        enough = [g for g in groups if len(g["negatives"]) >= size - 1 - min(k, len(g.get("random", [])))]
-        self.dropped = len(groups) - len(enough)  # too few negatives for a group of ``size``
-        self.rows = [
-            (
-                texts.setdefault(g["query"], len(texts)),
-                ids(g["positives"]),
-                ids(g["negatives"]),
-                ids(g.get("random", [])),
-            )
-            for g in enough
-        ]
+        self.size, self.k, self.rows = size, k, []
+        for g in groups:
+            pos = np.unique(ids(g["positives"]))
+            hard = np.setdiff1d(ids(g["negatives"]), pos)  # unique too
+            random = np.setdiff1d(np.setdiff1d(ids(g.get("random", [])), pos), hard)
+            if len(hard) >= size - 1 - min(k, len(random)):
+                self.rows.append((texts.setdefault(g["query"], len(texts)), pos, hard, random))
+        self.dropped = len(groups) - len(self.rows)
 
-    def sample(self, rng: np.random.Generator, n: int, size: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """(n,) query ids and (n, size) candidate ids, the relevant one first, then ``size - 1`` negatives of which
-        ``k`` are random (where the group has them)."""
+    def sample(self, rng: np.random.Generator, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(n,) query ids and (n, size) candidate ids, a relevant one first, then ``size - 1`` distinct negatives
+        of which ``k`` are random (where the group has them)."""
         queries, cands = [], []
         for i in rng.choice(len(self.rows), n, replace=False):
             query, pos, hard, random = self.rows[i]
-            k_here = min(k, len(random))
-            negs = [hard[rng.choice(len(hard), size - 1 - k_here, replace=False)]]
-            if k_here:
-                negs.append(random[rng.choice(len(random), k_here, replace=False)])
+            k = min(self.k, len(random))
+            negs = [hard[rng.choice(len(hard), self.size - 1 - k, replace=False)]]
+            if k:
+                negs.append(random[rng.choice(len(random), k, replace=False)])
             queries.append(query)
             cands.append(np.concatenate([pos[rng.integers(len(pos))][None], *negs]))
         return torch.tensor(queries), torch.from_numpy(np.stack(cands))
@@ -87,7 +89,7 @@ def group_scores(top: TopLayers, cache: StateCache, queries: torch.Tensor, cands
     c_hidden, c_mask = cache.padded(cands.flatten())
     q = top(q_hidden, q_mask).float()  # (n, m, d)
     c = top(c_hidden, c_mask).float()  # (n * g, l, d)
-    with torch.autocast("cpu", enabled=False):  # the map in fp32: bf16 would round cosines to about 0.002
+    with torch.autocast("cpu", enabled=False):  # the map and its max in fp32, not rounded again to bf16
         sim = torch.einsum("nmd,ngld->ngml", q, c.view(n, g, *c.shape[1:])).reshape(n * g, q.shape[1], c.shape[1])
         return maxsim(sim, q_mask.repeat_interleave(g, 0), c_mask).view(n, g)
 
@@ -100,16 +102,18 @@ def train(args) -> None:
     run = run_dir(args)
     run.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(args.seed)
-    encoder = cv.TokenEncoder(DEFAULT_MODEL, max_length=128, verbose=False)
+    encoder = cv.TokenEncoder(DEFAULT_MODEL, max_length=128, device="cpu", verbose=False)  # a CPU recipe
     texts: dict[str, int] = {}
     made = flickr_groups(encoder, Path(args.groups_work), args.depth, args.own_positive, args.covering)
     flickr = Groups(made, texts, args.group, args.random_negatives)
-    scifact = Groups(
-        scifact_groups(encoder, Path(args.index_dir), Path(args.groups_work), args.depth), texts, args.group, 0
+    made = (
+        scifact_groups(encoder, Path(args.index_dir), Path(args.groups_work), args.depth) if args.scifact_groups else []
     )
+    scifact = Groups(made, texts, args.group, 0)
     print(f"groups: Flickr8k {len(flickr.rows)} ({flickr.dropped} with too few negatives left out), SciFact "
           f"{len(scifact.rows)} ({scifact.dropped} left out); {len(texts)} distinct texts", flush=True)  # fmt: skip
-    cache = StateCache.build(encoder, list(texts), Path(args.work) / "states", top_layers=1)  # fp32, as served
+    # the layer-5 states of the fp32 encoder (stored as fp16); only the trained layer runs under bf16 autocast
+    cache = StateCache.build(encoder, list(texts), Path(args.work) / "states", top_layers=1)
     top = TopLayers(encoder, 1)
     top.eval()  # no dropout: the cached states below are dropout-free too
     state = RunState(run / "state.pt", "top", top, lr=args.lr, steps=args.steps, seed=args.seed, resume=args.resume)
@@ -121,9 +125,9 @@ def train(args) -> None:
     for step in tqdm(range(start, args.steps), total=args.steps, initial=start, desc="MaxSim tuning", mininterval=30):
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16):
             loss = 0.0
-            for groups, n, k in ((flickr, args.groups, args.random_negatives), (scifact, args.scifact_groups, 0)):
+            for groups, n in ((flickr, args.groups), (scifact, args.scifact_groups)):
                 if n:
-                    scores = group_scores(top, cache, *groups.sample(rng, n, args.group, k)) / args.tau
+                    scores = group_scores(top, cache, *groups.sample(rng, n)) / args.tau
                     loss = loss + torch.nn.functional.cross_entropy(scores, torch.zeros(n, dtype=torch.long))
         loss.backward()
         state.update()
@@ -144,7 +148,9 @@ def main() -> None:
     parser.add_argument("--scifact-groups", type=int, default=2, help="SciFact train query groups per step")
     parser.add_argument("--group", type=int, default=16, help="candidates per group: 1 relevant + negatives")
     parser.add_argument("--depth", type=int, default=50, help="dense top k the negatives are drawn from")
-    parser.add_argument("--random-negatives", type=int, default=2, help="of a Flickr8k group's negatives")
+    parser.add_argument(
+        "--random-negatives", type=int, help="of a Flickr8k group's negatives (needs --covering; default 2 with it)"
+    )
     parser.add_argument("--lr", type=float, default=2e-5)
     parser.add_argument("--tau", type=float, default=0.02)
     parser.add_argument(
@@ -161,8 +167,14 @@ def main() -> None:
     parser.add_argument("--groups-work", default="runs/cross-encoder", help="where cross_encoder.py caches its groups")
     parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR))
     args = parser.parse_args()
+    if args.random_negatives is None:
+        args.random_negatives = 2 if args.covering else 0
     if not 0 <= args.random_negatives < args.group:
         parser.error(f"--random-negatives must be 0-{args.group - 1}")
+    if args.random_negatives and not args.covering:
+        parser.error("--random-negatives draws from the covering groups' random captions: add --covering")
+    if args.groups + args.scifact_groups == 0:
+        parser.error("--groups and --scifact-groups are both 0: nothing to train on")
     cv.setup_local_data()
     train(args)
 

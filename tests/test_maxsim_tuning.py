@@ -22,18 +22,24 @@ GROUPS = [
         "random": ["a tall tree", "the sea"],
     },
     {"query": "trees", "positives": ["tall trees"], "negatives": ["a tree"]},  # too few negatives for 3 candidates
+    {  # a positive's text among the negatives, and a repeated negative: one negative is left, too few
+        "query": "a boat",
+        "positives": ["a small boat"],
+        "negatives": ["a small boat", "a car", "a car"],
+    },
+    {"query": "a bus", "positives": ["a red bus"], "negatives": ["a red bus", "a van", "a van", "a train"]},
 ]
 
 
-def test_groups_put_the_relevant_text_first_and_draw_random_negatives_where_a_group_has_them():
+def test_groups_put_the_relevant_text_first_and_never_a_positive_or_a_repeat_among_the_negatives():
     texts: dict[str, int] = {}
     groups = maxsim_tuning.Groups(GROUPS, texts, size=3, k=1)
-    assert groups.dropped == 1 and len(groups.rows) == 2
+    assert groups.dropped == 2 and len(groups.rows) == 3  # "trees", and "a boat" once its positive and repeat go
     by_id = {i: t for t, i in texts.items()}
     rng = np.random.default_rng(0)
-    for _ in range(20):
-        queries, cands = groups.sample(rng, 2, size=3, k=1)
-        assert cands.shape == (2, 3)
+    for _ in range(30):
+        queries, cands = groups.sample(rng, 3)
+        assert cands.shape == (3, 3)
         for q, row in zip(queries.tolist(), cands.tolist()):
             group = next(g for g in GROUPS if g["query"] == by_id[q])
             assert by_id[row[0]] in group["positives"]
@@ -46,13 +52,15 @@ def test_groups_put_the_relevant_text_first_and_draw_random_negatives_where_a_gr
 
 
 def test_trained_score_is_the_served_maxsim(tmp_path, tiny_encoder):
+    """Pairing, special tokens and query padding; the -inf fill of candidate padding before the max is
+    ``fixed.maxsim``'s, which its doctest checks on all-negative rows."""
     import pyterrier_compverify as cv
     from pyterrier_compverify.training.state_cache import StateCache, TopLayers
 
     texts: dict[str, int] = {}
     groups = maxsim_tuning.Groups(GROUPS[:2], texts, size=3, k=0)
     cache = StateCache.build(tiny_encoder, list(texts), tmp_path, top_layers=1, verbose=False)
-    queries, cands = groups.sample(np.random.default_rng(1), 2, size=3, k=0)
+    queries, cands = groups.sample(np.random.default_rng(1), 2)
     with torch.no_grad():
         trained = maxsim_tuning.group_scores(TopLayers(tiny_encoder, 1).eval(), cache, queries, cands)
     by_id = {i: t for t, i in texts.items()}
@@ -86,3 +94,11 @@ def test_run_state_resumes_the_model_the_optimiser_and_the_random_stream(tmp_pat
     assert again.opt.state_dict()["state"][0]["step"] == 2 and again.sched.last_epoch == 2
     assert not path.with_suffix(".tmp").exists()
     assert RunState(path, "model", torch.nn.Linear(3, 1), lr=0.1, steps=10, seed=0).start == 0  # no --resume
+
+    old = {
+        "model": torch.nn.Linear(3, 1).state_dict(),
+        "opt": again.opt.state_dict(),
+        "sched": again.sched.state_dict(),
+    }
+    torch.save({**old, "rng": np.random.default_rng(3).bit_generator.state, "step": 5}, path)  # cross_encoder's format
+    assert RunState(path, "model", torch.nn.Linear(3, 1), lr=0.1, steps=10, seed=0, resume=True).start == 5
