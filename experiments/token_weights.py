@@ -10,7 +10,7 @@ Training (Flickr8k *train* images only): corpus = their 30,000 captions; per ima
 the queries of ``capretrieval_best.flickr_dev``'s recipe (a keyword and a phrase from ``KeywordQueries``, and the
 first caption, whose own text is left out of its candidates); relevant = the image's captions (with
 ``--covering`` also another image's caption holding every content stem of the query, ``cross_encoder.content_stems``:
-relevance by what a caption says, as CapRetrieval labels it); candidates = the base dense top ``--depth``. Loss:
+a stem-subset heuristic for relevance by what a caption says); candidates = the base dense top ``--depth``. Loss:
 multi-positive listwise softmax over the candidates (temperature ``--tau``), plus ``--l2`` on a. The epoch count
 is chosen on dev (``dev:flickr8k`` and ``dev:scifact-train`` of ``capretrieval_best.py``, the same rule: the best
 dev:flickr8k whose dev:scifact-train is within 0.005 of plain MaxSim's); ``--stage test`` then reports it on the
