@@ -43,7 +43,7 @@ from pyterrier_compverify.scoring.heads.fixed import maxsim
 from pyterrier_compverify.training.state_cache import StateCache, TopLayers
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cross_encoder import flickr_groups, scifact_groups  # noqa: E402
+from cross_encoder import GROUP, flickr_groups, scifact_groups  # noqa: E402
 from run_state import RunState  # noqa: E402
 
 
@@ -110,6 +110,10 @@ def train(args) -> None:
         scifact_groups(encoder, Path(args.index_dir), Path(args.groups_work), args.depth) if args.scifact_groups else []
     )
     scifact = Groups(made, texts, args.group, 0)
+    for name, groups, n in (("Flickr8k", flickr, args.groups), ("SciFact", scifact, args.scifact_groups)):
+        if n > len(groups.rows):
+            raise SystemExit(f"{n} {name} groups per step, but {len(groups.rows)} have {args.group - 1} negatives: "
+                             "lower the groups per step or --group")  # fmt: skip
     print(f"groups: Flickr8k {len(flickr.rows)} ({flickr.dropped} with too few negatives left out), SciFact "
           f"{len(scifact.rows)} ({scifact.dropped} left out); {len(texts)} distinct texts", flush=True)  # fmt: skip
     # the layer-5 states of the fp32 encoder (stored as fp16); only the trained layer runs under bf16 autocast
@@ -169,8 +173,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.random_negatives is None:
         args.random_negatives = 2 if args.covering else 0
-    if not 0 <= args.random_negatives < args.group:
-        parser.error(f"--random-negatives must be 0-{args.group - 1}")
+    most = min(args.group - 1, GROUP - 1)  # a covering group holds GROUP - 1 pre-drawn random captions
+    if not 0 <= args.random_negatives <= most:
+        parser.error(f"--random-negatives must be 0-{most}")
+    if min(args.groups, args.scifact_groups) < 0:
+        parser.error("--groups and --scifact-groups must be at least 0")
     if args.random_negatives and not args.covering:
         parser.error("--random-negatives draws from the covering groups' random captions: add --covering")
     if args.groups + args.scifact_groups == 0:

@@ -19,7 +19,7 @@ GROUPS = [
         "query": "a dog on a mat",
         "positives": ["the dog lies on the mat", "a mat with a dog"],
         "negatives": ["a cat on a mat", "a dog in a car"],
-        "random": ["a tall tree", "the sea"],
+        "random": ["a mat with a dog", "a cat on a mat", "the sea"],  # only "the sea" may be drawn
     },
     {"query": "trees", "positives": ["tall trees"], "negatives": ["a tree"]},  # too few negatives for 3 candidates
     {  # a positive's text among the negatives, and a repeated negative: one negative is left, too few
@@ -45,8 +45,8 @@ def test_groups_put_the_relevant_text_first_and_never_a_positive_or_a_repeat_amo
             assert by_id[row[0]] in group["positives"]
             negatives = [by_id[i] for i in row[1:]]
             assert len(set(negatives)) == 2 and not set(negatives) & set(group["positives"])
-            if "random" in group:  # one of the two negatives is a random one
-                assert sum(n in group["random"] for n in negatives) == 1
+            if "random" in group:  # one of the two negatives is a random one, never a positive or a hard one
+                assert "the sea" in negatives
             else:
                 assert set(negatives) <= set(group["negatives"])
 
@@ -101,4 +101,5 @@ def test_run_state_resumes_the_model_the_optimiser_and_the_random_stream(tmp_pat
         "sched": again.sched.state_dict(),
     }
     torch.save({**old, "rng": np.random.default_rng(3).bit_generator.state, "step": 5}, path)  # cross_encoder's format
-    assert RunState(path, "model", torch.nn.Linear(3, 1), lr=0.1, steps=10, seed=0, resume=True).start == 5
+    resumed = RunState(path, "model", torch.nn.Linear(3, 1), lr=0.1, steps=10, seed=0, resume=True)
+    assert resumed.start == 5 and np.array_equal(resumed.rng.random(3), np.random.default_rng(3).random(3))
