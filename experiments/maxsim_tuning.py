@@ -40,6 +40,7 @@ import pyterrier_compverify as cv
 from pyterrier_compverify.encoder import DEFAULT_MODEL
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR
 from pyterrier_compverify.scoring.heads.fixed import maxsim
+from pyterrier_compverify.scoring.simmap import similarity_map
 from pyterrier_compverify.training.state_cache import StateCache, TopLayers
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -90,7 +91,7 @@ def group_scores(top: TopLayers, cache: StateCache, queries: torch.Tensor, cands
     q = top(q_hidden, q_mask).float()  # (n, m, d)
     c = top(c_hidden, c_mask).float()  # (n * g, l, d)
     with torch.autocast("cpu", enabled=False):  # the map and its max in fp32, not rounded again to bf16
-        sim = torch.einsum("nmd,ngld->ngml", q, c.view(n, g, *c.shape[1:])).reshape(n * g, q.shape[1], c.shape[1])
+        sim = similarity_map(q.repeat_interleave(g, 0), c)  # (n * g, m, l), each query beside its g candidates
         return maxsim(sim, q_mask.repeat_interleave(g, 0), c_mask).view(n, g)
 
 
