@@ -44,6 +44,7 @@ experiments/results/cross-encoder[-<tag>]-seeds.{md,json}.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import sys
@@ -86,11 +87,17 @@ def content_stems(text: str) -> frozenset[str]:
     >>> sorted(content_stems("A boy in blue shorts slides down"))
     ['blue', 'boy', 'short', 'slide']
     """
+    stem, stop_words = _stemmer()
+    return frozenset(stem(w) for w in re.findall(r"[a-z]+", text.lower()) if w not in stop_words)
+
+
+@functools.cache
+def _stemmer():
+    """(Porter stemmer's ``stem``, spaCy's English stop words), built once."""
     from nltk.stem import PorterStemmer
     from spacy.lang.en.stop_words import STOP_WORDS
 
-    stem = PorterStemmer().stem
-    return frozenset(stem(w) for w in re.findall(r"[a-z]+", text.lower()) if w not in STOP_WORDS)
+    return PorterStemmer().stem, STOP_WORDS
 
 
 def flickr_groups(
@@ -344,19 +351,28 @@ def evaluate(args) -> None:
             )
         rows.append(row)
     table = pd.DataFrame(rows)
-    types = query_types()
-    by_type = pd.DataFrame({s: scores[TARGET][s].groupby(scores[TARGET][s].index.map(types)).mean() for s in shown})
-    by_type.insert(0, "queries", scores[TARGET][shown[0]].index.map(types).value_counts())
-    markdown = "\n\n".join([
+    report(out, "A MiniLM cross-encoder over the packaged fusion (issue 18)", encoder, began, table, [
         f"{how}: **{chosen}**. Cross-encoder over the fusion's top {args.top}, max length {args.max_length}.",
         "## nDCG@10 (up/down, p: queries above / below the packaged fusion, paired t-test)",
         table.to_markdown(index=False),
         *(["## Dev grid", dev.round(4).to_markdown()] if args.weight is None else []),
         f"## {TARGET} nDCG@10 per query type",
-        by_type.round(4).to_markdown(),
+        by_type({s: scores[TARGET][s] for s in shown}).round(4).to_markdown(),
     ])  # fmt: skip
-    write_table(table, out, "A MiniLM cross-encoder over the packaged fusion (issue 18)", encoder,
-                time.time() - began, markdown)  # fmt: skip
+
+
+def by_type(scores: dict[str, pd.Series]) -> pd.DataFrame:
+    """Per CapRetrieval query type: the number of queries and each system's mean of its per-query ``scores``."""
+    types = query_types()
+    frame = pd.DataFrame({s: v.groupby(v.index.map(types)).mean() for s, v in scores.items()})
+    frame.insert(0, "queries", next(iter(scores.values())).index.map(types).value_counts())
+    return frame
+
+
+def report(out: Path, title: str, encoder, began: float, table: pd.DataFrame, parts: list[str]) -> None:
+    """Write ``table`` with the markdown ``parts`` (joined by blank lines) to ``out``.{md,json} and print them."""
+    markdown = "\n\n".join(parts)
+    write_table(table, out, title, encoder, time.time() - began, markdown)
     print(markdown)
 
 
@@ -430,9 +446,7 @@ def seeds(args) -> None:
         rows.append(row)
     table = pd.DataFrame(rows)
     every = pd.DataFrame({t: {s: round(v.mean(), 4) for s, v in by.items()} for t, by in scores.items()})
-    types = query_types()
-    by_type = pd.DataFrame({s: v.groupby(v.index.map(types)).mean() for s, v in scores[TARGET].items()})
-    markdown = "\n\n".join([
+    report(out, "A MiniLM cross-encoder over the packaged fusion, seeds (issue 18)", None, began, table, [
         f"Cross-encoder runs `--tag {args.tag}`, seeds {args.seeds}, each fused with the packaged fusion at the given "
         f"weight {w} (`--weight`; nothing is chosen here). Ensemble: the fusion + {w} x the mean of the seeds' "
         "z-normalised cross-encoder scores. In brackets: queries above / below the packaged fusion, paired t-test. "
@@ -442,11 +456,8 @@ def seeds(args) -> None:
         "## Every run (nDCG@10)",
         every.to_markdown(),
         f"## {TARGET} nDCG@10 per query type",
-        by_type.round(4).to_markdown(),
+        by_type(scores[TARGET]).round(4).to_markdown(),
     ])  # fmt: skip
-    write_table(table, out, "A MiniLM cross-encoder over the packaged fusion, seeds (issue 18)", None,
-                time.time() - began, markdown)  # fmt: skip
-    print(markdown)
 
 
 def main() -> None:

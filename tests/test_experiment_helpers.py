@@ -5,15 +5,10 @@ Wilson interval and the verdict count of the issue 13 edit readings (``reworded_
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
-import weighted_fusion  # noqa: E402
+import weighted_fusion
 
 
 def test_at_depth_keeps_either_first_stages_top_k_and_fills_bm25_over_the_cut_pool():

@@ -3,15 +3,10 @@ the relevant text first with the negatives asked for."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
+import maxsim_tuning
 import numpy as np
 import pandas as pd
 import torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
-import maxsim_tuning  # noqa: E402
 
 GROUPS = [
     {"query": "a red cat", "positives": ["a cat that is red"], "negatives": ["a blue cat", "a red dog", "a bird"]},
