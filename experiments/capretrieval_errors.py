@@ -1,0 +1,162 @@
+"""Issue 18: where the packaged fusion loses CapRetrievalEn points, read by someone who did not write the pipeline.
+
+The fusion's top 30 put in the order of the test labels would score 0.9549 nDCG@10 against its own 0.8249, so the
+loss is in the ordering of candidates it already holds. This script takes the queries with the largest gap
+(ceiling - achieved) and writes them as a reading sample: the query, the fusion's top 3 with their labels and the
+best-ranked relevant passages. A reader given only ``criteria.md`` labels each query's cause; ``summarise`` then
+adds up the gap per cause. Nothing here is chosen or tuned: it is an analysis of test errors, not a selection.
+
+    COMPVERIFY_DATA=/path/to/data python experiments/capretrieval_errors.py sample
+    # a reader writes experiments/results/capretrieval-errors/reading.md from criteria.md and sample.md
+    COMPVERIFY_DATA=/path/to/data python experiments/capretrieval_errors.py summarise
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+import pyterrier_compverify as cv
+from pyterrier_compverify.datasets.capretrieval import query_types
+from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices, fusion_pipeline
+from pyterrier_compverify.reporting import write_table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from capretrieval_best import TARGET, task  # noqa: E402
+from cross_encoder import ceiling, per_query  # noqa: E402
+from reworded_negations import wilson  # noqa: E402
+
+OUT = Path(__file__).parent / "results" / "capretrieval-errors"
+CAUSES = ("KNOWLEDGE", "TRAP", "OTHER")
+CHARS = 300
+
+
+def scored(index_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict]:
+    """(the packaged fusion's top 30 with its score as ``fusion``, per query nDCG@10 / top-30 ceiling / gap, qrels,
+    docno -> text) on CapRetrievalEn."""
+    encoder = cv.TokenEncoder(max_length=128, batch_size=32, verbose=False)
+    collection, topics, qrels = task(TARGET, index_dir)
+    indices = build_indices(collection, encoder, index_dir, verbose=False)
+    indices.flex.verbose = False
+    ranked = fusion_pipeline(indices, encoder)(topics)
+    top = ranked[ranked["rank"] < 30][["qid", "query", "docno", "rank", "score"]].rename(columns={"score": "fusion"})
+    achieved, best = per_query(top, {"fusion": 1.0}, qrels), ceiling(top, qrels, 30)
+    queries = pd.DataFrame({"ndcg": achieved, "ceiling": best}).assign(gap=lambda f: f["ceiling"] - f["ndcg"])
+    text = {d["docno"]: d["text"] for d in collection.corpus_iter()}
+    return top.reset_index(drop=True), queries, qrels, text
+
+
+def clip(text: str) -> str:
+    return text if len(text) <= CHARS else text[:CHARS].rsplit(" ", 1)[0] + " ..."
+
+
+def sample(args) -> None:
+    began = time.time()
+    out = Path(args.out)
+    if (out / "sample.md").exists() and not args.overwrite:
+        raise SystemExit(f"{out}/sample.md exists: pass --overwrite or another --out")
+    top, queries, qrels, text = scored(Path(args.index_dir))
+    chosen = queries[queries["gap"] > 0].sort_values(["gap"], ascending=False, kind="stable").head(args.queries)
+    labels = dict(zip(zip(qrels["qid"], qrels["docno"]), qrels["label"]))
+    lines, key = [], []
+    for number, (qid, row) in enumerate(chosen.iterrows(), start=1):
+        rows = top[top["qid"] == qid].sort_values("rank")
+        graded = rows.assign(label=[labels.get((qid, d), 0) for d in rows["docno"]])
+        lines += [f'## {number}. query: "{rows["query"].iat[0]}"', "", "Ranked first by the pipeline:", ""]
+        lines += [
+            f"- rank {r + 1}, label {g}: {clip(text[d])}"
+            for r, g, d in graded.head(3)[["rank", "label", "docno"]].values
+        ]
+        relevant = graded[graded["label"] > 0]
+        lines += ["", "Relevant passages, best ranked first (label 2 = fully relevant, 1 = partly):", ""]
+        lines += [
+            f"- rank {r + 1}, label {g}: {clip(text[d])}"
+            for r, g, d in relevant.head(3)[["rank", "label", "docno"]].values
+        ]
+        lines.append("")
+        key.append({"number": number, "qid": qid, **{k: round(float(v), 4) for k, v in row.items()}})
+    out.mkdir(parents=True, exist_ok=True)
+    header = (f"# CapRetrievalEn: the {len(chosen)} queries the packaged fusion loses most on\n\nRead with "
+              "`criteria.md`. Labels are the collection's (0 = not judged relevant). Passages are cut at "
+              f"{CHARS} characters.\n\n")  # fmt: skip
+    (out / "sample.md").write_text(header + "\n".join(lines))
+    total = queries["gap"].sum()
+    means = {f"mean_{k}": round(float(queries[k].mean()), 4) for k in ("ndcg", "ceiling")}
+    meta = {"command": " ".join(sys.argv), "queries": len(queries), "sampled": len(chosen), **means,
+            "gap_total": round(float(total), 4), "gap_sampled": round(float(chosen["gap"].sum()), 4),
+            "seconds": round(time.time() - began, 1), "key": key}  # fmt: skip
+    (out / "key.json").write_text(json.dumps(meta, indent=1) + "\n")
+    print(
+        f"{len(chosen)} queries hold {chosen['gap'].sum():.2f} of the {total:.2f} query-points lost "
+        f"(mean nDCG@10 {queries['ndcg'].mean():.4f}, ceiling {queries['ceiling'].mean():.4f}); {out}/sample.md"
+    )
+
+
+def readings(path: Path) -> pd.DataFrame:
+    """The reader's table (``| number | cause | label doubt | reason |``) as a frame, checked."""
+    rows = []
+    for line in path.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and cells[0].isdigit():
+            cause, doubt = cells[1].upper(), cells[2].lower()
+            if cause not in CAUSES or doubt not in ("yes", "no"):
+                raise SystemExit(f"{path}: row {cells[0]}: cause must be one of {CAUSES}, label doubt yes or no")
+            rows.append({"number": int(cells[0]), "cause": cause, "label_doubt": doubt == "yes"})
+    return pd.DataFrame(rows)
+
+
+def summarise(args) -> None:
+    began = time.time()
+    out = Path(args.out)
+    meta = json.loads((out / "key.json").read_text())
+    key = pd.DataFrame(meta["key"])
+    read = readings(out / "reading.md")
+    missing = sorted(set(key["number"]) - set(read["number"]))
+    if missing or len(read) != len(key):
+        raise SystemExit(f"reading.md must label each sampled query once; missing {missing[:10]}, rows {len(read)}")
+    frame = key.merge(read, on="number").assign(type=lambda f: f["qid"].map(query_types()))
+    rows = []
+    for cause in (*CAUSES, "label doubt"):
+        part = frame[frame["label_doubt"]] if cause == "label doubt" else frame[frame["cause"] == cause]
+        low, high = wilson(len(part), len(frame))
+        rows.append({"cause": cause, "queries": len(part), "share": round(len(part) / len(frame), 3),
+                     "95% interval": f"{low:.2f}-{high:.2f}", "gap (query-points)": round(part["gap"].sum(), 2),
+                     "share of the sampled gap": round(part["gap"].sum() / frame["gap"].sum(), 3),
+                     "nDCG@10 if closed": round(meta["mean_ndcg"] + part["gap"].sum() / meta["queries"], 4),
+                     })  # fmt: skip
+    table = pd.DataFrame(rows)
+    by_type = pd.crosstab(frame["type"], frame["cause"])
+    markdown = "\n\n".join([
+        f"The {meta['sampled']} queries with the largest gap between the packaged fusion's nDCG@10 and its top-30 "
+        f"ceiling hold {meta['gap_sampled']:.2f} of the {meta['gap_total']:.2f} query-points lost over "
+        f"{meta['queries']} queries (mean nDCG@10 {meta['mean_ndcg']}, ceiling {meta['mean_ceiling']}; sample: "
+        f"`{meta['command']}`). Causes as read by a reader given only `criteria.md` (`reading.md`); 'label doubt' "
+        "is counted across causes. 'nDCG@10 if closed': the mean over all queries if that part of the gap were "
+        "closed (an upper bound on what fixing that cause could give).",
+        table.to_markdown(index=False),
+        "## Causes per query type", by_type.to_markdown(),
+    ])  # fmt: skip
+    write_table(table, out / "summary", "Where the packaged fusion loses CapRetrievalEn points (issue 18)", None,
+                time.time() - began, markdown)  # fmt: skip
+    print(markdown)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("stage", choices=["sample", "summarise"])
+    parser.add_argument("--queries", type=int, default=60, help="how many of the largest-gap queries to sample")
+    parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR))
+    parser.add_argument("--out", default=str(OUT))
+    parser.add_argument("--overwrite", action="store_true")
+    args = parser.parse_args()
+    cv.setup_local_data()
+    (sample if args.stage == "sample" else summarise)(args)
+
+
+if __name__ == "__main__":
+    main()
