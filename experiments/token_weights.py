@@ -54,10 +54,13 @@ MARGIN = 0.005
 
 
 def weighted(model: TokenWeightedMaxSim | None, states: torch.Tensor, maxima: torch.Tensor) -> torch.Tensor:
-    """(m, d) states of one query, (k, m) row maxima of its k candidates -> (k,) F1w score (MaxSim for None)."""
+    """(m, d) states of one query, (k, m) row maxima of its k candidates -> (k,) F1w score (MaxSim for None).
+    A model with a ``floor`` method has it applied to the row maxima first (``soft_and.py``)."""
     if model is None:
         return maxima.mean(1)
     weights = model.token_weights(states[None], torch.ones(1, states.shape[0], dtype=torch.bool))
+    if hasattr(model, "floor"):
+        maxima = model.floor(maxima)
     return weighted_mean(maxima, weights.expand_as(maxima))
 
 

@@ -122,3 +122,44 @@ def test_reading_precision_counts_verdict_cells_and_gives_a_wilson_interval(tmp_
     assert "not written on" in (tmp_path / "r-precision.md").read_text()
     reworded_negations.precision(argparse.Namespace(out=str(tmp_path / "r"), seen_corpus=True))
     assert "not an unseen-text figure" in (tmp_path / "r-precision.md").read_text()
+
+
+def test_soft_and_floor_is_applied_to_the_row_maxima_before_the_weighted_mean():
+    """``soft_and.py``: g(r) = r - lam * relu(t - r), through ``token_weights.weighted``'s ``floor`` hook."""
+    import soft_and
+    import token_weights
+    import torch
+
+    from pyterrier_compverify.scoring.heads.token_weights import TokenWeightedMaxSim
+
+    head = TokenWeightedMaxSim(4)  # weights all 1 at initialisation: plain MaxSim
+    states, maxima = torch.randn(2, 4), torch.tensor([[0.9, 0.2], [0.6, 0.6]])
+    assert torch.allclose(token_weights.weighted(head, states, maxima), maxima.mean(1))
+    floored = token_weights.weighted(soft_and.Floored(head, 2.0, 0.7), states, maxima)
+    # 0.2 is 0.5 under the floor: it counts 0.2 - 1.0; 0.6 is 0.1 under: 0.6 - 0.2 each
+    assert torch.allclose(floored, torch.tensor([(0.9 + 0.2 - 1.0) / 2, 0.4]))
+    assert floored[0] < floored[1]  # one strong and one missing match now loses to two moderate ones
+
+
+def test_edit_regions_and_readings_of_the_error_analyses(tmp_path):
+    """``condaqa_errors.changes`` shows each changed region with its context; both readers' tables are checked."""
+    import capretrieval_errors
+    import condaqa_errors
+
+    anchor = "one two three four five six seven eight nine ten eleven"
+    assert condaqa_errors.changes(anchor, anchor) == []
+    edit = "one two three four five SIX seven eight nine ten eleven and more"
+    assert condaqa_errors.changes(anchor, edit) == [
+        "two three four five [-six-] {+SIX+} seven eight nine ten",
+        "eight nine ten eleven {+and more+}",
+    ]
+    table = "| number | cause | label doubt | reason |\n|---|---|---|---|\n"
+    (tmp_path / "good.md").write_text(table + "| 1 | trap | yes | r |\n| 2 | KNOWLEDGE | no | r |\n")
+    read = capretrieval_errors.readings(tmp_path / "good.md")
+    assert read["cause"].tolist() == ["TRAP", "KNOWLEDGE"] and read["label_doubt"].tolist() == [True, False]
+    (tmp_path / "bad.md").write_text(table + "| 1 | LUCK | no | r |\n")
+    with pytest.raises(SystemExit, match="cause must be one of"):
+        capretrieval_errors.readings(tmp_path / "bad.md")
+    (tmp_path / "kinds.md").write_text("| 1 | WIDER | REWRITE | n |\n| 2 | CUE-DELETED | nope | n |\n")
+    with pytest.raises(SystemExit, match="row 2"):
+        condaqa_errors.readings(tmp_path / "kinds.md")

@@ -1,0 +1,150 @@
+"""Issue 13: which CondaQA edits the packaged ``cv.MapVerifier()`` (v7) gets wrong, read by someone who did not
+write the verifier or its training rules.
+
+Each CondaQA triplet is a passage (anchor), its paraphrase edit (positive) and an edit that changes the meaning
+of its negation (near-miss: the affirmative edit removes the negation, the scope edit moves it). The verifier wins
+a triplet when s(anchor, positive) > s(anchor, near-miss). ``sample`` writes every triplet of both categories as
+word-level differences from the passage (what each edit changed, with a few words around it), without the
+scores; a reader labels the kind of each edit by ``criteria.md``. ``summarise`` then counts the wins of v7 and
+MaxSim per kind. Nothing is tuned on CondaQA: this is an analysis of test errors.
+
+    COMPVERIFY_DATA=/path/to/data python experiments/condaqa_errors.py sample
+    # a reader writes experiments/results/condaqa-errors/reading.md from criteria.md and sample.md
+    COMPVERIFY_DATA=/path/to/data python experiments/condaqa_errors.py summarise
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+import pyterrier_compverify as cv
+from pyterrier_compverify.datasets.nearmiss import condaqa_triplets
+from pyterrier_compverify.measures import nearmiss_scores
+from pyterrier_compverify.reporting import write_table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from reworded_negations import wilson  # noqa: E402
+
+OUT = Path(__file__).parent / "results" / "condaqa-errors"
+NEAR_MISS_KINDS = ("CUE-DELETED", "AFFIXAL", "LEXICAL", "WIDER")
+PARAPHRASE_KINDS = ("KEEPS-CUE", "REWORDED-CUE", "REWRITE")
+CONTEXT = 4
+
+
+def changes(anchor: str, edit: str) -> list[str]:
+    """The regions where ``edit`` differs from ``anchor`` by words, each as ``... context [-removed-] {+added+}
+    context ...``.
+
+    >>> changes("the cat is not here today", "the cat is here today")
+    ['the cat is [-not-] here today']
+    """
+    a, b = anchor.split(), edit.split()
+    out = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        left = " ".join(a[max(0, i1 - CONTEXT) : i1])
+        right = " ".join(a[i2 : i2 + CONTEXT])
+        removed = f"[-{' '.join(a[i1:i2])}-]" if i2 > i1 else ""
+        added = f"{{+{' '.join(b[j1:j2])}+}}" if j2 > j1 else ""
+        out.append(" ".join(x for x in (left, removed, added, right) if x))
+    return out
+
+
+def sample(args) -> None:
+    began = time.time()
+    out = Path(args.out)
+    if (out / "sample.md").exists() and not args.overwrite:
+        raise SystemExit(f"{out}/sample.md exists: pass --overwrite or another --out")
+    triplets = condaqa_triplets().reset_index(drop=True)
+    encoder = cv.TokenEncoder(max_length=256, verbose=False)
+    scorers = {"v7": cv.MapVerifier(encoder=encoder), "MaxSim": cv.MaxSim(encoder)}
+    key = triplets[["id", "category"]].copy()
+    for name, scorer in scorers.items():
+        scored = nearmiss_scores(scorer, triplets)
+        key[f"{name} win"] = (scored["s_pos"] > scored["s_neg"]).to_numpy()
+    lines = []
+    for number, row in enumerate(triplets.itertuples(), start=1):
+        lines += [f"## {number}. ({row.category} edit)", "", "Paraphrase edit changed:", ""]
+        lines += [f"- {c}" for c in changes(row.anchor, row.positive)] or ["- (nothing)"]
+        lines += ["", "Near-miss edit changed:", ""]
+        lines += [f"- {c}" for c in changes(row.anchor, row.near_miss)] or ["- (nothing)"]
+        lines.append("")
+    out.mkdir(parents=True, exist_ok=True)
+    header = (f"# CondaQA: the {len(triplets)} triplets as edits of their passage\n\nRead with `criteria.md`. "
+              "`[-words-]` were removed from the passage, `{+words+}` added; the words around them are the "
+              f"passage's ({CONTEXT} on each side).\n\n")  # fmt: skip
+    (out / "sample.md").write_text(header + "\n".join(lines))
+    key.insert(0, "number", range(1, len(key) + 1))
+    meta = {"command": " ".join(sys.argv), "max_length": 256, "seconds": round(time.time() - began, 1),
+            "key": key.to_dict("records")}  # fmt: skip
+    (out / "key.json").write_text(json.dumps(meta, indent=1) + "\n")
+    print(key.groupby("category")[["v7 win", "MaxSim win"]].mean().round(3))
+
+
+def readings(path: Path) -> pd.DataFrame:
+    """The reader's table (``| number | near-miss kind | paraphrase kind | note |``), checked."""
+    rows = []
+    for line in path.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and cells[0].isdigit():
+            near, para = cells[1].upper(), cells[2].upper()
+            if near not in NEAR_MISS_KINDS or para not in PARAPHRASE_KINDS:
+                raise SystemExit(f"{path}: row {cells[0]}: kinds must be in {NEAR_MISS_KINDS} / {PARAPHRASE_KINDS}")
+            rows.append({"number": int(cells[0]), "near-miss kind": near, "paraphrase kind": para})
+    return pd.DataFrame(rows)
+
+
+def summarise(args) -> None:
+    began = time.time()
+    out = Path(args.out)
+    meta = json.loads((out / "key.json").read_text())
+    key = pd.DataFrame(meta["key"])
+    read = readings(out / "reading.md")
+    if sorted(read["number"]) != sorted(key["number"]):
+        raise SystemExit("reading.md must label each triplet of sample.md once")
+    frame = key.merge(read, on="number")
+    parts, tables = [], []
+    for by in ("near-miss kind", "paraphrase kind"):
+        rows = []
+        for (category, kind), part in frame.groupby(["category", by]):
+            row = {"category": category, by: kind, "triplets": len(part)}
+            for name in ("v7", "MaxSim"):
+                wins = int(part[f"{name} win"].sum())
+                low, high = wilson(wins, len(part))
+                row[f"{name} win"] = f"{wins / len(part):.2f} ({low:.2f}-{high:.2f})"
+            rows.append(row)
+        table = pd.DataFrame(rows)
+        tables.append(table)
+        parts += [f"## Wins by {by} (95% Wilson interval)", table.to_markdown(index=False)]
+    both = pd.crosstab([frame["category"], frame["near-miss kind"]], frame["paraphrase kind"])
+    markdown = "\n\n".join([
+        f"Every CondaQA triplet ({len(frame)}; sample: `{meta['command']}`, max length {meta['max_length']}), its "
+        "edits' kinds as read by a reader given only `criteria.md` (`reading.md`); a win is s(anchor, paraphrase) > "
+        "s(anchor, near-miss), for the packaged `cv.MapVerifier()` (v7) and MaxSim.",
+        *parts, "## Near-miss kind x paraphrase kind", both.to_markdown(),
+    ])  # fmt: skip
+    write_table(tables[0], out / "summary", "Which CondaQA edits v7 gets wrong (issue 13)", None,
+                time.time() - began, markdown)  # fmt: skip
+    print(markdown)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("stage", choices=["sample", "summarise"])
+    parser.add_argument("--out", default=str(OUT))
+    parser.add_argument("--overwrite", action="store_true")
+    args = parser.parse_args()
+    cv.setup_local_data()
+    (sample if args.stage == "sample" else summarise)(args)
+
+
+if __name__ == "__main__":
+    main()
