@@ -29,6 +29,7 @@ from pyterrier_compverify.reporting import write_table
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from capretrieval_best import TARGET, task  # noqa: E402
 from cross_encoder import ceiling, per_query  # noqa: E402
+from readings import labelled_rows  # noqa: E402
 from reworded_negations import wilson  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "capretrieval-errors"
@@ -99,15 +100,8 @@ def sample(args) -> None:
 
 def readings(path: Path) -> pd.DataFrame:
     """The reader's table (``| number | cause | label doubt | reason |``) as a frame, checked."""
-    rows = []
-    for line in path.read_text().splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) >= 3 and cells[0].isdigit():
-            cause, doubt = cells[1].upper(), cells[2].lower()
-            if cause not in CAUSES or doubt not in ("yes", "no"):
-                raise SystemExit(f"{path}: row {cells[0]}: cause must be one of {CAUSES}, label doubt yes or no")
-            rows.append({"number": int(cells[0]), "cause": cause, "label_doubt": doubt == "yes"})
-    return pd.DataFrame(rows)
+    read = labelled_rows(path, {"cause": CAUSES, "label doubt": ("YES", "NO")})
+    return read.assign(label_doubt=read.pop("label doubt") == "YES")
 
 
 def summarise(args) -> None:

@@ -30,6 +30,7 @@ from pyterrier_compverify.measures import nearmiss_scores
 from pyterrier_compverify.reporting import write_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from readings import labelled_rows  # noqa: E402
 from reworded_negations import wilson  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "condaqa-errors"
@@ -91,15 +92,7 @@ def sample(args) -> None:
 
 def readings(path: Path) -> pd.DataFrame:
     """The reader's table (``| number | near-miss kind | paraphrase kind | note |``), checked."""
-    rows = []
-    for line in path.read_text().splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) >= 3 and cells[0].isdigit():
-            near, para = cells[1].upper(), cells[2].upper()
-            if near not in NEAR_MISS_KINDS or para not in PARAPHRASE_KINDS:
-                raise SystemExit(f"{path}: row {cells[0]}: kinds must be in {NEAR_MISS_KINDS} / {PARAPHRASE_KINDS}")
-            rows.append({"number": int(cells[0]), "near-miss kind": near, "paraphrase kind": para})
-    return pd.DataFrame(rows)
+    return labelled_rows(path, {"near-miss kind": NEAR_MISS_KINDS, "paraphrase kind": PARAPHRASE_KINDS})
 
 
 def summarise(args) -> None:
