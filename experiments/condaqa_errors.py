@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -30,36 +31,42 @@ from pyterrier_compverify.measures import nearmiss_scores
 from pyterrier_compverify.reporting import write_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readings import labelled_rows  # noqa: E402
-from reworded_negations import wilson  # noqa: E402
+from readings import labelled_rows, wilson  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "condaqa-errors"
 NEAR_MISS_KINDS = ("CUE-DELETED", "AFFIXAL", "LEXICAL", "WIDER")
 PARAPHRASE_KINDS = ("KEEPS-CUE", "REWORDED-CUE", "REWRITE")
 CONTEXT = 4
+WORD = re.compile(r"\w+|[^\w\s]")  # a word, or one punctuation mark
 
 
 def changes(anchor: str, edit: str) -> list[str]:
-    """The regions where ``edit`` differs from ``anchor`` by words, each as ``... context [-removed-] {+added+}
-    context ...``.
+    """The regions where ``edit`` differs from ``anchor`` word by word (punctuation marks count as words), each as
+    ``context [-removed-] {+added+} context``; changes closer than twice ``CONTEXT`` words share one region, so
+    every word shown outside brackets is one both texts have there.
 
     >>> changes("the cat is not here today", "the cat is here today")
     ['the cat is [-not-] here today']
+    >>> changes("a b c d e f", "a B c D e f")
+    ['a [-b-] {+B+} c [-d-] {+D+} e f']
     """
-    a, b = anchor.split(), edit.split()
+    a, b = WORD.findall(anchor), WORD.findall(edit)
     out = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            continue
-        left = " ".join(a[max(0, i1 - CONTEXT) : i1])
-        right = " ".join(a[i2 : i2 + CONTEXT])
-        removed = f"[-{' '.join(a[i1:i2])}-]" if i2 > i1 else ""
-        added = f"{{+{' '.join(b[j1:j2])}+}}" if j2 > j1 else ""
-        out.append(" ".join(x for x in (left, removed, added, right) if x))
+    for group in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_grouped_opcodes(CONTEXT):
+        parts = []
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                parts.append(" ".join(a[i1:i2]))
+                continue
+            parts += [f"[-{' '.join(a[i1:i2])}-]"] if i2 > i1 else []
+            parts += [f"{{+{' '.join(b[j1:j2])}+}}"] if j2 > j1 else []
+        out.append(" ".join(parts))
     return out
 
 
 def sample(args) -> None:
+    """Write ``sample.md`` (for the reader: the edits, no scores) and ``key.json`` (each number's triplet id and
+    whether v7 and MaxSim win it)."""
     began = time.time()
     out = Path(args.out)
     if (out / "sample.md").exists() and not args.overwrite:
@@ -80,8 +87,9 @@ def sample(args) -> None:
         lines.append("")
     out.mkdir(parents=True, exist_ok=True)
     header = (f"# CondaQA: the {len(triplets)} triplets as edits of their passage\n\nRead with `criteria.md`. "
-              "`[-words-]` were removed from the passage, `{+words+}` added; the words around them are the "
-              f"passage's ({CONTEXT} on each side).\n\n")  # fmt: skip
+              "`[-words-]` were removed from the passage, `{+words+}` added; the words outside brackets are in both "
+              f"texts ({CONTEXT} on each side of a change; changes at most {2 * CONTEXT} words apart share one "
+              "line). Punctuation marks count as words.\n\n")  # fmt: skip
     (out / "sample.md").write_text(header + "\n".join(lines))
     key.insert(0, "number", range(1, len(key) + 1))
     meta = {"command": " ".join(sys.argv), "max_length": 256, "seconds": round(time.time() - began, 1),
@@ -90,17 +98,18 @@ def sample(args) -> None:
     print(key.groupby("category")[["v7 win", "MaxSim win"]].mean().round(3))
 
 
-def readings(path: Path) -> pd.DataFrame:
+def reading_table(path: Path) -> pd.DataFrame:
     """The reader's table (``| number | near-miss kind | paraphrase kind | note |``), checked."""
     return labelled_rows(path, {"near-miss kind": NEAR_MISS_KINDS, "paraphrase kind": PARAPHRASE_KINDS})
 
 
 def summarise(args) -> None:
+    """Win rates of v7 and MaxSim per edit kind read in ``reading.md``, with 95% Wilson intervals."""
     began = time.time()
     out = Path(args.out)
     meta = json.loads((out / "key.json").read_text())
     key = pd.DataFrame(meta["key"])
-    read = readings(out / "reading.md")
+    read = reading_table(out / "reading.md")
     if sorted(read["number"]) != sorted(key["number"]):
         raise SystemExit("reading.md must label each triplet of sample.md once")
     frame = key.merge(read, on="number")
@@ -115,7 +124,7 @@ def summarise(args) -> None:
                 row[f"{name} win"] = f"{wins / len(part):.2f} ({low:.2f}-{high:.2f})"
             rows.append(row)
         table = pd.DataFrame(rows)
-        tables.append(table)
+        tables.append(table.rename(columns={by: "kind"}).assign(by=by))
         parts += [f"## Wins by {by} (95% Wilson interval)", table.to_markdown(index=False)]
     both = pd.crosstab([frame["category"], frame["near-miss kind"]], frame["paraphrase kind"])
     markdown = "\n\n".join([
@@ -124,8 +133,8 @@ def summarise(args) -> None:
         "s(anchor, near-miss), for the packaged `cv.MapVerifier()` (v7) and MaxSim.",
         *parts, "## Near-miss kind x paraphrase kind", both.to_markdown(),
     ])  # fmt: skip
-    write_table(tables[0], out / "summary", "Which CondaQA edits v7 gets wrong (issue 13)", None,
-                time.time() - began, markdown)  # fmt: skip
+    title = "Which CondaQA edits v7 gets wrong (issue 13)"
+    write_table(pd.concat(tables, ignore_index=True), out / "summary", title, None, time.time() - began, markdown)
     print(markdown)
 
 

@@ -51,11 +51,9 @@ import sys
 import time
 from pathlib import Path
 
-import ir_measures
 import numpy as np
 import pandas as pd
 import torch
-from ir_measures import nDCG
 from scipy.stats import ttest_rel
 from tqdm import tqdm
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -64,13 +62,12 @@ import pyterrier_compverify as cv
 from pyterrier_compverify.datasets import load_collection
 from pyterrier_compverify.datasets.capretrieval import query_types
 from pyterrier_compverify.encoder import DEFAULT_MODEL, resolve_model_path
-from pyterrier_compverify.fusion import fuse
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices, fusion_pipeline
 from pyterrier_compverify.reporting import write_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from capretrieval_best import DEVS, TARGET, TESTS, Passages, image_queries, scifact_train_split, task  # noqa: E402
-from idf_maxsim import TREC  # noqa: E402
+from query_ndcg import ceiling, per_query  # noqa: E402
 from run_state import RunState  # noqa: E402
 
 GROUP = 8  # 1 relevant + 7 negatives
@@ -299,14 +296,6 @@ def features(task_name: str, args, encoder, model, tokenizer) -> tuple[pd.DataFr
     return top, qrels
 
 
-def per_query(frame: pd.DataFrame, weights: dict, qrels: pd.DataFrame) -> pd.Series:
-    """qid -> nDCG@10 of ``frame`` reranked by ``weights`` (a query no candidate retrieved counts 0)."""
-    run = fuse(frame, weights)[["qid", "docno", "score"]].rename(columns=TREC)
-    rels = qrels.rename(columns={**TREC, "label": "relevance"})
-    scores = {m.query_id: m.value for m in ir_measures.iter_calc([nDCG @ 10], rels, run)}
-    return pd.Series({q: scores.get(q, 0.0) for q in qrels["qid"].unique()}, dtype=float)
-
-
 def evaluate(args) -> None:
     began = time.time()
     out = Path(args.out or f"experiments/results/cross-encoder{args.tag and '-' + args.tag}-s{args.seed}")
@@ -374,16 +363,6 @@ def report(out: Path, title: str, encoder, began: float, table: pd.DataFrame, pa
     markdown = "\n\n".join(parts)
     write_table(table, out, title, encoder, time.time() - began, markdown)
     print(markdown)
-
-
-def ceiling(frame: pd.DataFrame, qrels: pd.DataFrame, k: int) -> pd.Series:
-    """qid -> nDCG@10 of the ``fusion`` column's top ``k`` candidates put in the order of the qrels' labels (ties
-    kept in the fusion's order): what a perfect reranker of those candidates would reach."""
-    judged = dict(zip(zip(qrels["qid"], qrels["docno"]), qrels["label"]))
-    top = frame[frame.groupby("qid")["fusion"].rank(ascending=False, method="first") <= k]
-    label = np.array([judged.get(key, 0) for key in zip(top["qid"], top["docno"])], dtype=float)
-    order = top.groupby("qid")["fusion"].rank(method="first") / len(top)  # in (0, 1], below one label step
-    return per_query(top.assign(oracle=label + 1e-3 * order), {"oracle": 1.0}, qrels)
 
 
 def seeds(args) -> None:

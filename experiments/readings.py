@@ -1,7 +1,9 @@
-"""Tables written by an independent reader: one row per numbered item, each labelled with words from fixed sets."""
+"""Tables written by an independent reader: one row per numbered item, each labelled with words from fixed sets;
+and the Wilson interval their counts are reported with."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -14,7 +16,11 @@ def labelled_rows(path: Path, labels: dict[str, tuple[str, ...]]) -> pd.DataFram
     rows = []
     for line in Path(path).read_text().splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) > len(labels) and cells[0].isdigit():
+        if cells[0].isdigit():
+            if len(cells) <= len(labels):
+                raise SystemExit(
+                    f"{path}: row {cells[0]} has {len(cells)} cells: number, {', '.join(labels)} and a note"
+                )
             row = {"number": int(cells[0])}
             for (name, allowed), cell in zip(labels.items(), cells[1:]):
                 if cell.upper() not in allowed:
@@ -22,3 +28,15 @@ def labelled_rows(path: Path, labels: dict[str, tuple[str, ...]]) -> pd.DataFram
                 row[name] = cell.upper()
             rows.append(row)
     return pd.DataFrame(rows, columns=["number", *labels])
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of k successes in n.
+
+    >>> [round(x, 3) for x in wilson(95, 100)]
+    [0.888, 0.978]
+    """
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import re
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from caption_edits import cell  # noqa: E402  (a table cell: pipes escaped)
+from readings import wilson  # noqa: E402
 
 OUT = "experiments/results/reworded-negations"
 
@@ -82,18 +82,6 @@ def sample(args) -> None:
     Path(args.out + "-sample.md").write_text("\n".join(lines) + "\n")
     key = rows.assign(row=rows.index + 1)[["row", "word", "antonym"]]
     Path(args.out + "-key.md").write_text(f"# Reworded negations: sample key\n\n{key.to_markdown(index=False)}\n")
-
-
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval of k successes in n.
-
-    >>> [round(x, 3) for x in wilson(95, 100)]
-    [0.888, 0.978]
-    """
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
 
 
 def precision(args) -> None:

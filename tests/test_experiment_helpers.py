@@ -1,7 +1,10 @@
 """The helpers of ``experiments/`` that the issue 18 figures rest on: the depth cut of the cached pool, the rows
-nDCG@10 reads and the pseudo-relevance-feedback signal (``weighted_fusion.py``), and the Flickr8k query recipe
-(``capretrieval_best.image_queries``), and the covering label and the top-k ceiling of ``cross_encoder.py``; the
-Wilson interval and the verdict count of the issue 13 edit readings (``reworded_negations.py``)."""
+nDCG@10 reads and the pseudo-relevance-feedback signal (``weighted_fusion.py``), the Flickr8k query recipe
+(``capretrieval_best.image_queries``), the covering label of ``cross_encoder.py``, the top-k ceiling
+(``query_ndcg``), the dev rule (``token_weights.choose``) and the soft-AND floor (``soft_and.py``); the Wilson
+interval and the verdict count of the issue 13 edit readings (``reworded_negations.py``, ``readings.py``); and the
+two error analyses (``capretrieval_errors.py``, ``condaqa_errors.py``): their samples' edit regions, their readers'
+tables and their summaries."""
 
 from __future__ import annotations
 
@@ -95,24 +98,26 @@ def test_covering_label_needs_every_query_content_word_by_stem():
 
 
 def test_ceiling_puts_the_fusions_top_k_in_label_order():
-    """``cross_encoder.py seeds``: the ceiling reorders only the fusion's top k, by label, ties in fusion order."""
-    import cross_encoder
+    """``query_ndcg.ceiling`` (``cross_encoder.py seeds``): the ceiling reorders only the fusion's top k, by label,
+    ties in fusion order."""
+    import query_ndcg
 
     frame = pd.DataFrame({"qid": ["1"] * 4, "docno": ["a", "b", "c", "d"], "fusion": [4.0, 3.0, 2.0, 1.0]})
     qrels = pd.DataFrame({"qid": ["1", "1", "1"], "docno": ["d", "e", "b"], "label": [2, 2, 1]})
     idcg = 2 + 2 / np.log2(3) + 1 / np.log2(4)  # trec_eval's gain is the label: e and d (2 each), then b (1)
     # top 4: d (2) then b (1) first; in the fusion's order d would come last
-    assert cross_encoder.ceiling(frame, qrels, 4)["1"] == pytest.approx((2 + 1 / np.log2(3)) / idcg)
+    assert query_ndcg.ceiling(frame, qrels, 4)["1"] == pytest.approx((2 + 1 / np.log2(3)) / idcg)
     # top 3 leaves d out: b first
-    assert cross_encoder.ceiling(frame, qrels, 3)["1"] == pytest.approx(1 / idcg)
+    assert query_ndcg.ceiling(frame, qrels, 3)["1"] == pytest.approx(1 / idcg)
 
 
 def test_reading_precision_counts_verdict_cells_and_gives_a_wilson_interval(tmp_path):
     import argparse
 
+    import readings
     import reworded_negations
 
-    assert [round(x, 3) for x in reworded_negations.wilson(77, 100)] == [0.678, 0.842]
+    assert [round(x, 3) for x in readings.wilson(77, 100)] == [0.678, 0.842]
     rows = [f"| {i} | a | b | c | {'CORRECT' if i % 4 else 'WRONG'} | a note saying CORRECT |" for i in range(1, 9)]
     (tmp_path / "r-reading.md").write_text(
         "# title\n\n| row | A | B | C | verdict | reason |\n|---|---|---|---|---|---|\n" + "\n".join(rows)
@@ -131,35 +136,110 @@ def test_soft_and_floor_is_applied_to_the_row_maxima_before_the_weighted_mean():
     import torch
 
     from pyterrier_compverify.scoring.heads.token_weights import TokenWeightedMaxSim
+    from pyterrier_compverify.scoring.packed_maxsim import weighted_mean
 
-    head = TokenWeightedMaxSim(4)  # weights all 1 at initialisation: plain MaxSim
+    torch.manual_seed(0)
+    head = TokenWeightedMaxSim(4)
+    torch.nn.init.normal_(head.linear.weight)  # unequal token weights
     states, maxima = torch.randn(2, 4), torch.tensor([[0.9, 0.2], [0.6, 0.6]])
-    assert torch.allclose(token_weights.weighted(head, states, maxima), maxima.mean(1))
-    floored = token_weights.weighted(soft_and.Floored(head, 2.0, 0.7), states, maxima)
-    # 0.2 is 0.5 under the floor: it counts 0.2 - 1.0; 0.6 is 0.1 under: 0.6 - 0.2 each
-    assert torch.allclose(floored, torch.tensor([(0.9 + 0.2 - 1.0) / 2, 0.4]))
-    assert floored[0] < floored[1]  # one strong and one missing match now loses to two moderate ones
+    weights = head.token_weights(states[None], torch.ones(1, 2, dtype=torch.bool)).expand_as(maxima)
+    floored = torch.tensor([[0.9, 0.2 - 1.0], [0.6 - 0.2, 0.6 - 0.2]])  # 0.5 and 0.1 under t, times lam 2
+    got = token_weights.weighted(soft_and.Floored(head, 2.0, 0.7), states, maxima)
+    assert torch.allclose(got, weighted_mean(floored, weights))
+    assert torch.allclose(token_weights.weighted(head, states, maxima), weighted_mean(maxima, weights))
+
+
+def test_choose_keeps_the_dev_rule_with_or_without_a_seed_prefix():
+    """``token_weights.choose``: the best dev:flickr8k whose dev:scifact-train is within MARGIN of MaxSim's."""
+    import token_weights
+
+    dev = pd.DataFrame(
+        {
+            "system": ["MaxSim", "s42 epoch 1", "s42 epoch 2", "lam 2 t 0.7"],
+            "dev:flickr8k": [0.40, 0.45, 0.47, 0.50],
+            "dev:scifact-train": [0.60, 0.60, 0.58, 0.599],  # epoch 2 falls more than 0.005 below MaxSim
+        }
+    )
+    assert token_weights.choose(dev, 42) == "s42 epoch 1"
+    assert token_weights.choose(dev) == "lam 2 t 0.7"
+
+
+def test_experiment_doctests_pass():
+    """The examples in the helpers' docstrings (``experiments/`` is not collected for doctests)."""
+    import doctest
+
+    import condaqa_errors
+    import cross_encoder
+    import readings
+
+    for module in (condaqa_errors, cross_encoder, readings):
+        assert doctest.testmod(module).failed == 0, module.__name__
 
 
 def test_edit_regions_and_readings_of_the_error_analyses(tmp_path):
-    """``condaqa_errors.changes`` shows each changed region with its context; both readers' tables are checked."""
+    """``condaqa_errors.changes`` shows each changed region with its context, nearby changes in one region; both
+    readers' tables are checked, a short row named."""
     import capretrieval_errors
     import condaqa_errors
 
-    anchor = "one two three four five six seven eight nine ten eleven"
+    anchor = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen"
     assert condaqa_errors.changes(anchor, anchor) == []
-    edit = "one two three four five SIX seven eight nine ten eleven and more"
+    edit = "one two three four five SIX seven eight nine ten eleven twelve thirteen fourteen fifteen and more"
     assert condaqa_errors.changes(anchor, edit) == [
         "two three four five [-six-] {+SIX+} seven eight nine ten",
-        "eight nine ten eleven {+and more+}",
+        "twelve thirteen fourteen fifteen {+and more+}",  # 9 words after the first change: a region of its own
+    ]
+    assert condaqa_errors.changes("it is not legal, they said", "it is legal , they said") == [
+        "it is [-not-] legal , they said"  # punctuation is a word of its own: spacing is no change
     ]
     table = "| number | cause | label doubt | reason |\n|---|---|---|---|\n"
     (tmp_path / "good.md").write_text(table + "| 1 | trap | yes | r |\n| 2 | KNOWLEDGE | no | r |\n")
-    read = capretrieval_errors.readings(tmp_path / "good.md")
+    read = capretrieval_errors.reading_table(tmp_path / "good.md")
     assert read["cause"].tolist() == ["TRAP", "KNOWLEDGE"] and read["label_doubt"].tolist() == [True, False]
     (tmp_path / "bad.md").write_text(table + "| 1 | LUCK | no | r |\n")
     with pytest.raises(SystemExit, match="cause must be one of"):
-        capretrieval_errors.readings(tmp_path / "bad.md")
+        capretrieval_errors.reading_table(tmp_path / "bad.md")
     (tmp_path / "kinds.md").write_text("| 1 | WIDER | REWRITE | n |\n| 2 | CUE-DELETED | nope | n |\n")
     with pytest.raises(SystemExit, match="row 2"):
-        condaqa_errors.readings(tmp_path / "kinds.md")
+        condaqa_errors.reading_table(tmp_path / "kinds.md")
+    (tmp_path / "short.md").write_text("| 1 | WIDER |\n")
+    with pytest.raises(SystemExit, match="row 1 has 2 cells"):
+        condaqa_errors.reading_table(tmp_path / "short.md")
+
+
+def test_error_summaries_add_up_the_gap_and_count_wins_per_kind(tmp_path, monkeypatch):
+    """Both ``summarise`` stages on a tiny key and reading: gaps and wins are counted per label, and a reading
+    that misses a sampled item is refused."""
+    import argparse
+    import json
+
+    import capretrieval_errors
+    import condaqa_errors
+
+    monkeypatch.setattr(capretrieval_errors, "query_types", lambda: {"a": "x", "b": "x", "c": "y"})
+    sampled = ((1, "a", "mouse", 0.5), (2, "b", "green birds", 0.25), (3, "c", "tom and jerry", 0.125))
+    key = [{"number": n, "qid": q, "query": t, "ndcg": 0.5, "ceiling": 0.5 + g, "gap": g} for n, q, t, g in sampled]
+    meta = {"command": "sample", "queries": 10, "sampled": 3, "mean_ndcg": 0.8, "mean_ceiling": 0.9,
+            "gap_total": 1.0, "gap_sampled": 0.875, "key": key}  # fmt: skip
+    (tmp_path / "key.json").write_text(json.dumps(meta))
+    rows = "| 1 | TRAP | no | r |\n| 2 | TRAP | yes | r |\n| 3 | KNOWLEDGE | no | r |\n"
+    (tmp_path / "reading.md").write_text(rows)
+    capretrieval_errors.summarise(argparse.Namespace(out=str(tmp_path)))
+    table = json.loads((tmp_path / "summary.json").read_text())
+    got = {r["cause"]: (r["queries"], r["gap (query-points)"], r["nDCG@10 if closed"]) for r in table["results"]}
+    assert got["TRAP"] == (2, 0.75, 0.875) and got["KNOWLEDGE"] == (1, 0.12, 0.8125)
+    assert got["TRAP, one-word query (word sense or sub-word)"][:2] == (1, 0.5)
+    assert got["label doubt"][:2] == (1, 0.25)
+    (tmp_path / "reading.md").write_text(rows.rsplit("| 3", 1)[0])
+    with pytest.raises(SystemExit, match="missing"):
+        capretrieval_errors.summarise(argparse.Namespace(out=str(tmp_path)))
+
+    key = [{"number": n, "id": f"t{n}", "category": "affirmative", "v7 win": v, "MaxSim win": m}
+           for n, v, m in ((1, True, False), (2, False, False), (3, True, True))]  # fmt: skip
+    (tmp_path / "key.json").write_text(json.dumps({"command": "sample", "max_length": 256, "key": key}))
+    (tmp_path / "reading.md").write_text("| 1 | WIDER | REWRITE | n |\n| 2 | WIDER | KEEPS-CUE | n |\n"
+                                         "| 3 | AFFIXAL | REWRITE | n |\n")  # fmt: skip
+    condaqa_errors.summarise(argparse.Namespace(out=str(tmp_path)))
+    rows = json.loads((tmp_path / "summary.json").read_text())["results"]
+    wider = next(r for r in rows if r["kind"] == "WIDER")
+    assert wider["triplets"] == 2 and wider["v7 win"].startswith("0.50") and wider["MaxSim win"].startswith("0.00")
