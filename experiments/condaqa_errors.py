@@ -6,7 +6,8 @@ of its negation (near-miss: the affirmative edit removes the negation, the scope
 a triplet when s(anchor, positive) > s(anchor, near-miss). ``sample`` writes every triplet of both categories as
 word-level differences from the passage (what each edit changed, with a few words around it), without the
 scores; a reader labels the kind of each edit by ``criteria.md``. ``summarise`` then counts the wins of v7 and
-MaxSim per kind. Nothing is tuned on CondaQA: this is an analysis of test errors.
+MaxSim per kind. Nothing is tuned on CondaQA: this is an analysis of test errors. The criteria were written
+before the sample was drawn; their examples are the writer's own, and one ("illegal" -> "legal") occurs in it.
 
     COMPVERIFY_DATA=/path/to/data python experiments/condaqa_errors.py sample
     # a reader writes experiments/results/condaqa-errors/reading.md from criteria.md and sample.md
