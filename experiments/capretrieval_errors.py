@@ -31,7 +31,7 @@ from pyterrier_compverify.reporting import write_table
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from capretrieval_best import TARGET, task  # noqa: E402
 from query_ndcg import ceiling, per_query  # noqa: E402
-from readings import labelled_rows, wilson  # noqa: E402
+from readings import keyed_reading, labelled_rows, wilson  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "capretrieval-errors"
 CAUSES = ("KNOWLEDGE", "TRAP", "OTHER")
@@ -71,7 +71,8 @@ def sample(args) -> None:
     for number, (qid, row) in enumerate(chosen.iterrows(), start=1):
         rows = top[top["qid"] == qid].sort_values("rank")
         graded = rows.assign(label=[labels.get((qid, d), 0) for d in rows["docno"]])
-        lines += [f'## {number}. query: "{rows["query"].iat[0]}"', "", "Ranked first by the pipeline:", ""]
+        query = rows["query"].iat[0]
+        lines += [f'## {number}. query: "{query}"', "", "Ranked first by the pipeline:", ""]
         lines += [
             f"- rank {r + 1}, label {g}: {clip(text[d])}"
             for r, g, d in graded.head(3)[["rank", "label", "docno"]].values
@@ -83,7 +84,6 @@ def sample(args) -> None:
             for r, g, d in relevant.head(3)[["rank", "label", "docno"]].values
         ]
         lines.append("")
-        query = rows["query"].iat[0]
         key.append({"number": number, "qid": qid, "query": query, **{k: round(float(v), 4) for k, v in row.items()}})
     out.mkdir(parents=True, exist_ok=True)
     header = (f"# CapRetrievalEn: the {len(chosen)} queries the packaged fusion loses most on\n\nRead with "
@@ -113,13 +113,8 @@ def summarise(args) -> None:
     sub-word trap, so TRAP is also split by the query's length."""
     began = time.time()
     out = Path(args.out)
-    meta = json.loads((out / "key.json").read_text())
-    key = pd.DataFrame(meta["key"])
-    read = reading_table(out / "reading.md")
-    missing = sorted(set(key["number"]) - set(read["number"]))
-    if missing or len(read) != len(key):
-        raise SystemExit(f"reading.md must label each sampled query once; missing {missing[:10]}, rows {len(read)}")
-    frame = key.merge(read, on="number").assign(type=lambda f: f["qid"].map(query_types()))
+    meta, frame = keyed_reading(out, reading_table(out / "reading.md"))
+    frame = frame.assign(type=frame["qid"].map(query_types()))
     one_word = frame["query"].str.split().str.len() == 1
     parts = {cause: frame[frame["cause"] == cause] for cause in CAUSES}
     parts["TRAP, one-word query (word sense or sub-word)"] = frame[(frame["cause"] == "TRAP") & one_word]

@@ -32,7 +32,7 @@ from pyterrier_compverify.measures import nearmiss_scores
 from pyterrier_compverify.reporting import write_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readings import labelled_rows, wilson  # noqa: E402
+from readings import keyed_reading, labelled_rows, wilson  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "condaqa-errors"
 NEAR_MISS_KINDS = ("CUE-DELETED", "AFFIXAL", "LEXICAL", "WIDER")
@@ -43,7 +43,7 @@ WORD = re.compile(r"\w+|[^\w\s]")  # a word, or one punctuation mark
 
 def changes(anchor: str, edit: str) -> list[str]:
     """The regions where ``edit`` differs from ``anchor`` word by word (punctuation marks count as words), each as
-    ``context [-removed-] {+added+} context``; changes closer than twice ``CONTEXT`` words share one region, so
+    ``context [-removed-] {+added+} context``; changes at most twice ``CONTEXT`` words apart share one region, so
     every word shown outside brackets is one both texts have there.
 
     >>> changes("the cat is not here today", "the cat is here today")
@@ -93,7 +93,8 @@ def sample(args) -> None:
               "line). Punctuation marks count as words.\n\n")  # fmt: skip
     (out / "sample.md").write_text(header + "\n".join(lines))
     key.insert(0, "number", range(1, len(key) + 1))
-    meta = {"command": " ".join(sys.argv), "max_length": 256, "seconds": round(time.time() - began, 1),
+    meta = {"command": " ".join(sys.argv), "max_length": 256, "encoder": encoder.describe(),
+            "seconds": round(time.time() - began, 1),
             "key": key.to_dict("records")}  # fmt: skip
     (out / "key.json").write_text(json.dumps(meta, indent=1) + "\n")
     print(key.groupby("category")[["v7 win", "MaxSim win"]].mean().round(3))
@@ -108,12 +109,7 @@ def summarise(args) -> None:
     """Win rates of v7 and MaxSim per edit kind read in ``reading.md``, with 95% Wilson intervals."""
     began = time.time()
     out = Path(args.out)
-    meta = json.loads((out / "key.json").read_text())
-    key = pd.DataFrame(meta["key"])
-    read = reading_table(out / "reading.md")
-    if sorted(read["number"]) != sorted(key["number"]):
-        raise SystemExit("reading.md must label each triplet of sample.md once")
-    frame = key.merge(read, on="number")
+    meta, frame = keyed_reading(out, reading_table(out / "reading.md"))
     parts, tables = [], []
     for by in ("near-miss kind", "paraphrase kind"):
         rows = []

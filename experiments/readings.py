@@ -3,6 +3,7 @@ and the Wilson interval their counts are reported with."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -18,9 +19,8 @@ def labelled_rows(path: Path, labels: dict[str, tuple[str, ...]]) -> pd.DataFram
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if cells[0].isdigit():
             if len(cells) <= len(labels):
-                raise SystemExit(
-                    f"{path}: row {cells[0]} has {len(cells)} cells: number, {', '.join(labels)} and a note"
-                )
+                wanted = ", ".join(["number", *labels])
+                raise SystemExit(f"{path}: row {cells[0]} has {len(cells)} cells, not {wanted} (and a note)")
             row = {"number": int(cells[0])}
             for (name, allowed), cell in zip(labels.items(), cells[1:]):
                 if cell.upper() not in allowed:
@@ -28,6 +28,17 @@ def labelled_rows(path: Path, labels: dict[str, tuple[str, ...]]) -> pd.DataFram
                 row[name] = cell.upper()
             rows.append(row)
     return pd.DataFrame(rows, columns=["number", *labels])
+
+
+def keyed_reading(folder: Path, read: pd.DataFrame) -> tuple[dict, pd.DataFrame]:
+    """(``folder/key.json``'s contents, its ``key`` rows merged with the reader's rows ``read`` on ``number``);
+    stops the run unless the reading labels every sampled item exactly once."""
+    meta = json.loads((Path(folder) / "key.json").read_text())
+    key = pd.DataFrame(meta["key"])
+    missing = sorted(set(key["number"]) - set(read["number"]))
+    if missing or len(read) != len(key) or read["number"].duplicated().any():
+        raise SystemExit(f"the reading must label each sampled item once: missing {missing[:10]}, rows {len(read)}")
+    return meta, key.merge(read, on="number")
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:

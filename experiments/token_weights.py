@@ -53,8 +53,9 @@ from pyterrier_compverify.datasets.capretrieval import query_types  # noqa: E402
 MARGIN = 0.005
 
 
-def weighted(model: TokenWeightedMaxSim | None, states: torch.Tensor, maxima: torch.Tensor) -> torch.Tensor:
-    """(m, d) states of one query, (k, m) row maxima of its k candidates -> (k,) F1w score (MaxSim for None).
+def weighted(model: torch.nn.Module | None, states: torch.Tensor, maxima: torch.Tensor) -> torch.Tensor:
+    """(m, d) states of one query, (k, m) row maxima of its k candidates -> (k,) F1w score (MaxSim for None);
+    ``model`` is an F1w head or anything with its ``token_weights``.
     A model with a ``floor`` method has it applied to the row maxima first (``soft_and.py``)."""
     if model is None:
         return maxima.mean(1)
@@ -202,7 +203,7 @@ def evaluate(task_name: str, encoder: cv.TokenEncoder, models: dict, pools, inde
 
 
 def choose(dev: pd.DataFrame, seed: int | None = None) -> str:
-    """The seed's epoch by the dev rule (dense pool): best dev:flickr8k within MARGIN of plain MaxSim's
+    """The system chosen by the dev rule (dense pool): best dev:flickr8k within MARGIN of plain MaxSim's
     dev:scifact-train, among plain MaxSim and the systems named ``s<seed> ...`` (every system for no seed)."""
     plain = dev[dev["system"] == "MaxSim"].iloc[0]
     mine = dev if seed is None else dev[dev["system"].str.startswith(f"s{seed} ") | (dev["system"] == "MaxSim")]

@@ -165,15 +165,17 @@ def test_choose_keeps_the_dev_rule_with_or_without_a_seed_prefix():
 
 
 def test_experiment_doctests_pass():
-    """The examples in the helpers' docstrings (``experiments/`` is not collected for doctests)."""
+    """The examples in the docstrings of ``experiments/`` (which pytest does not collect for doctests)."""
     import doctest
+    import importlib
+    from pathlib import Path
 
-    import condaqa_errors
-    import cross_encoder
-    import readings
-
-    for module in (condaqa_errors, cross_encoder, readings):
-        assert doctest.testmod(module).failed == 0, module.__name__
+    folder = Path(__file__).resolve().parents[1] / "experiments"
+    names = sorted(p.stem for p in folder.glob("*.py") if ">>> " in p.read_text())
+    assert {"condaqa_errors", "cross_encoder", "readings"} <= set(names)
+    for name in names:
+        result = doctest.testmod(importlib.import_module(name))
+        assert result.attempted > 0 and result.failed == 0, name
 
 
 def test_edit_regions_and_readings_of_the_error_analyses(tmp_path):
@@ -243,3 +245,6 @@ def test_error_summaries_add_up_the_gap_and_count_wins_per_kind(tmp_path, monkey
     rows = json.loads((tmp_path / "summary.json").read_text())["results"]
     wider = next(r for r in rows if r["kind"] == "WIDER")
     assert wider["triplets"] == 2 and wider["v7 win"].startswith("0.50") and wider["MaxSim win"].startswith("0.00")
+    (tmp_path / "reading.md").write_text("| 1 | WIDER | REWRITE | n |\n| 1 | WIDER | REWRITE | n |\n")
+    with pytest.raises(SystemExit, match="missing \\[2, 3\\]"):
+        condaqa_errors.summarise(argparse.Namespace(out=str(tmp_path)))
