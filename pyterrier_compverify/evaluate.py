@@ -59,7 +59,14 @@ def run_evaluation(
     import pyterrier as pt
 
     from .encoder import DEFAULT_MODEL, TokenEncoder
-    from .pipelines import DEFAULT_INDEX_DIR, build_indices, fusion_pipeline, plain_dense_run, standard_pipelines
+    from .pipelines import (
+        DEFAULT_INDEX_DIR,
+        build_indices,
+        fusion_pipeline,
+        plain_dense_run,
+        standard_pipelines,
+        token_store,
+    )
     from .reporting import MEASURES, evaluation_markdown, write_table
 
     encoder = TokenEncoder(
@@ -70,7 +77,7 @@ def run_evaluation(
     topics, qrels = collection.topics(), collection.qrels()
 
     def store_for(own):  # a verifier's own (e.g. fine-tuned) encoder reads a store of its own
-        return build_indices(collection, own, index_dir or DEFAULT_INDEX_DIR, verbose=verbose).store
+        return token_store(collection, own, index_dir or DEFAULT_INDEX_DIR, verbose=verbose)
 
     scorers = build_rerankers(rerankers, encoder, indices, store_for=store_for, verbose=verbose)  # a bar each
     systems = standard_pipelines(indices, encoder, depth=depth, rerankers=scorers)

@@ -76,13 +76,27 @@ def build_indices(collection, encoder: TokenEncoder, index_dir: str | os.PathLik
 
     root = Path(index_dir) / collection.name
     pisa = bm25_index(collection, root / "bm25.pisa")
-    tag = f"{encoder.fingerprint}-{encoder.max_length}"
-    flex = FlexIndex(str(root / f"{tag}.flex"), sim_fn=encoder.sim_fn, verbose=verbose)
-    store = TokenStore(root / f"{tag}.tokens")
+    flex = FlexIndex(str(root / f"{_encoder_tag(encoder)}.flex"), sim_fn=encoder.sim_fn, verbose=verbose)
+    store = TokenStore(root / f"{_encoder_tag(encoder)}.tokens")
     if not (flex.built() and store.built()):
         store.indexer(encoder, flex_index=flex, verbose=verbose, overwrite=True).index(collection.corpus_iter())
     store.check_encoder(encoder)
     return Indices(pisa, flex, store, getattr(collection, "language", "en"))
+
+
+def token_store(collection, encoder: TokenEncoder, index_dir: str | os.PathLike, *, verbose: bool = True) -> TokenStore:
+    """Build (or reuse) only the TokenStore of ``collection`` for ``encoder``, where :func:`build_indices` keeps it:
+    for a reranker's own (e.g. fine-tuned) encoder, which reads token states but retrieves nothing."""
+    store = TokenStore(Path(index_dir) / collection.name / f"{_encoder_tag(encoder)}.tokens")
+    if not store.built():
+        store.indexer(encoder, verbose=verbose, overwrite=True).index(collection.corpus_iter())
+    store.check_encoder(encoder)
+    return store
+
+
+def _encoder_tag(encoder: TokenEncoder) -> str:
+    """The name part of an encoder's indices: its fingerprint and max length."""
+    return f"{encoder.fingerprint}-{encoder.max_length}"
 
 
 def standard_pipelines(

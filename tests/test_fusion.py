@@ -152,3 +152,20 @@ def test_fusion_pipeline_defaults_are_the_documented_dev_choice_and_the_packaged
     indices = build_indices(DemoCollection(tmp_path / "docs"), tiny_encoder, tmp_path / "indices", verbose=False)
     with pytest.raises(cv.IncompatibleEncoderError, match="all-MiniLM-L6-v2"):  # the packaged F1w head's encoder
         fusion_pipeline(indices, tiny_encoder)
+
+
+def test_token_store_builds_only_the_store_where_build_indices_keeps_it(tiny_encoder, tmp_path):
+    """``evaluate``'s store for a reranker's own encoder: the token states alone, no dense index, at the path
+    ``build_indices`` reads."""
+    from pyterrier_compverify.demo import DemoCollection
+    from pyterrier_compverify.pipelines import build_indices, token_store
+
+    collection = DemoCollection(tmp_path / "docs")
+    store = token_store(collection, tiny_encoder, tmp_path / "indices", verbose=False)
+    root = tmp_path / "indices" / collection.name
+    assert store.built() and not list(root.glob("*.flex"))
+    docnos = [d["docno"] for d in collection.corpus_iter()][:3]
+    indices = build_indices(collection, tiny_encoder, tmp_path / "indices", verbose=False)
+    assert indices.store == store and list(root.glob("*.flex"))
+    for mine, theirs in zip(store.token_states(docnos), indices.store.token_states(docnos)):
+        np.testing.assert_array_equal(mine, theirs)
