@@ -1,7 +1,8 @@
 """The granularity dilemma (PAPERS.md part B) with the offline MiniLM: fine-tune on SM, KW or SM+KW training
-queries for an in-domain pool (COCO captions from SugarCrepe) and an out-of-domain pool (SciFact and Vaswani
-abstracts), then evaluate on CapRetrievalEn (fine-grained) and on SciFact test and Cranfield (generalisation),
-dense and dense >> MaxSim@100; the baseline also with >> MapVerifier.
+queries for an in-domain pool (``--in-domain``: COCO captions from SugarCrepe, Flickr8k's train captions, or both)
+and an out-of-domain pool (SciFact and Vaswani abstracts), then evaluate on CapRetrievalEn (fine-grained, also per
+query type) and on SciFact test and Cranfield (generalisation), dense and dense >> MaxSim@100; the baseline also
+with >> MapVerifier. Each seed trains into its own folder under ``--work``.
 
     COMPVERIFY_DATA=/path/to/data python experiments/capretrieval.py [--steps 150]
 
@@ -12,7 +13,7 @@ Queries, all made offline and labelled by backend:
 Leakage filter: pool passages with ROUGE-L > 0.6 against any CapRetrievalEn passage are dropped; 5% of the
 passages (with their queries) are held out for validation. Training: InfoNCE with in-batch negatives at
 temperature 0.01 (scale 100), no repeated text in a batch, weight decay 0.1.
-Writes experiments/results/capretrieval.{md,json}.
+Writes ``--out``.{md,json} (default experiments/results/capretrieval), refusing to overwrite them.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from pyterrier_compverify.querygen import (
     titles,
     validation_split,
 )
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import by_query_type, write_table
 from pyterrier_compverify.training import EncoderTrainingConfig, train_encoder
 
 TARGET = "compverify/capretrieval/en"
@@ -49,24 +50,39 @@ GENERALISATION = ["irds:beir/scifact/test", "irds:cranfield"]
 MEASURES = [nDCG @ 10, nDCG @ 1, nDCG @ 5, RR @ 10, Success @ 10]
 
 
-IN_DOMAIN = {"coco": "in-domain (COCO captions)", "flickr8k": "in-domain (Flickr8k train captions)"}
+IN_DOMAIN = {
+    "coco": "in-domain (COCO captions)",
+    "flickr8k": "in-domain (Flickr8k train captions)",
+    "coco+flickr8k": "in-domain (COCO + Flickr8k train captions)",
+}
 OUT_OF_DOMAIN = "out-of-domain (SciFact + Vaswani)"
+
+
+def caption_pool(name: str) -> pd.DataFrame:
+    """The captions of an in-domain pool (``coco``, ``flickr8k`` or both joined by ``+``): ``docno, text, image``.
+    Flickr8k gives its train split only: its dev and test images stay out of training."""
+    frames = []
+    for part in name.split("+"):
+        if part == "coco":
+            frames.append(sugarcrepe_captions())
+        elif part == "flickr8k":
+            from pyterrier_compverify.datasets.flickr8k import flickr8k_captions
+
+            frame = flickr8k_captions("train")
+            frames.append(pd.DataFrame(
+                {"docno": frame["image"] + "#" + frame["caption_id"].astype(str), "text": frame["caption"],
+                 "image": frame["image"]}
+            ))  # fmt: skip
+        else:
+            raise ValueError(f"unknown caption pool {part!r}: use coco, flickr8k or coco+flickr8k")
+    return pd.concat(frames, ignore_index=True)
 
 
 def pools(args, test_texts: list[str]) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
     """name -> (passages after the leakage filter, human SM queries), for the pools in ``args.pools``."""
     wanted = []
     if "in" in args.pools.split(","):
-        if args.in_domain == "coco":
-            captions = sugarcrepe_captions()
-        else:  # Flickr8k's train split only: its dev and test images stay out of training
-            from pyterrier_compverify.datasets.flickr8k import flickr8k_captions
-
-            frame = flickr8k_captions("train")
-            captions = pd.DataFrame(
-                {"docno": frame["image"] + "#" + frame["caption_id"].astype(str), "text": frame["caption"],
-                 "image": frame["image"]}
-            )  # fmt: skip
+        captions = caption_pool(args.in_domain)
         wanted.append((IN_DOMAIN[args.in_domain], captions, sibling_captions(captions)))
     if "out" in args.pools.split(","):
         scifact = pd.DataFrame(  # abstracts without their titles, which serve as SM queries
@@ -93,8 +109,12 @@ def pools(args, test_texts: list[str]) -> dict[str, tuple[pd.DataFrame, pd.DataF
 
 
 def pool_slug(pool: str) -> str:
-    """A file-name form of a pool's name: ``in-domain (COCO captions)`` -> ``in-domain-coco``."""
-    return pool.split()[0] + ("" if pool == OUT_OF_DOMAIN else "-" + pool.split("(")[1].split()[0].lower())
+    """A file-name form of a pool's name.
+
+    >>> pool_slug("in-domain (COCO + Flickr8k train captions)"), pool_slug(OUT_OF_DOMAIN)
+    ('in-domain-coco+flickr8k', 'out-of-domain')
+    """
+    return {name: "in-domain-" + key for key, name in IN_DOMAIN.items()}.get(pool, pool.split()[0])
 
 
 def training_queries(pool: str, passages, human, work: Path) -> dict[str, pd.DataFrame]:
@@ -142,8 +162,9 @@ def train(name: str, rows: pd.DataFrame, work: Path, args, steps: int) -> tuple[
     return str(out / "final"), {"model": name, **json.loads(info_file.read_text())}
 
 
-def evaluate(models: dict[str, str], work: Path, args) -> pd.DataFrame:
-    tables = []
+def evaluate(models: dict[str, str], work: Path, args) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """All measures of every system on each collection, and nDCG@10 per query type where it has types."""
+    tables, per_type = [], {}
     for dataset_id in args.collections.split(","):
         collection = load_collection(dataset_id)
         topics, qrels = collection.topics(), collection.qrels()
@@ -163,8 +184,10 @@ def evaluate(models: dict[str, str], work: Path, args) -> pd.DataFrame:
         )
         res.insert(0, "collection", dataset_id)
         tables.append(res)
+        if collection.query_types():
+            per_type[dataset_id] = by_query_type(systems, topics, qrels, collection.query_types())
         print(res[["name", "nDCG@10"]].to_markdown(index=False), f"({time.time() - t:.0f} s)", flush=True)
-    return pd.concat(tables, ignore_index=True)
+    return pd.concat(tables, ignore_index=True), per_type
 
 
 def main() -> None:
@@ -183,7 +206,10 @@ def main() -> None:
     parser.add_argument("--device", default=None)
     parser.add_argument("--work", default=str(DEFAULT_INDEX_DIR / "capretrieval-finetune"))
     parser.add_argument("--out", default="experiments/results/capretrieval")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args()
+    if Path(args.out + ".md").exists() and not args.overwrite:
+        raise SystemExit(f"{args.out}.md exists: pass --overwrite or another --out")
     cv.setup_local_data()
     started = time.time()
     work = Path(args.work)
@@ -196,12 +222,13 @@ def main() -> None:
         for strategy in args.strategies.split(","):
             tag = f"{'OOD' if pool == OUT_OF_DOMAIN else 'ID-' + args.in_domain} {strategy}"
             steps = args.ood_steps if pool == OUT_OF_DOMAIN else args.steps
-            models[tag], info = train(tag.replace(" ", "-"), queries[strategy], work, args, steps)
+            name = f"{tag}-s{args.seed}".replace(" ", "-")  # one folder per seed
+            models[tag], info = train(name, queries[strategy], work, args, steps)
             runs.append({"pool": pool, "strategy": strategy, **info})
     runs = pd.DataFrame(runs)
     print(runs.to_markdown(index=False), flush=True)
 
-    results = evaluate(models, work, args)
+    results, per_type = evaluate(models, work, args)
     wide = results.pivot_table(index="name", columns="collection", values="nDCG@10", sort=False)
     wide = wide[args.collections.split(",")]
     delta = (wide - wide.loc["baseline"]).add_suffix(" Δ vs baseline")
@@ -218,6 +245,11 @@ def main() -> None:
             "",
             pd.concat([wide, delta], axis=1).round(4).to_markdown(),
             "",
+            *[
+                part
+                for dataset_id, table in per_type.items()
+                for part in (f"## {dataset_id}: nDCG@10 per query type", "", table.to_markdown(), "")
+            ],
             "## All measures (`pt.Experiment`, paired t-tests against the baseline dense run)",
             "",
             results.to_markdown(index=False),

@@ -20,7 +20,7 @@ def labelled_rows(path: Path, labels: dict[str, tuple[str, ...]]) -> pd.DataFram
         if cells[0].isdigit():
             if len(cells) <= len(labels):
                 wanted = ", ".join(["number", *labels])
-                raise SystemExit(f"{path}: row {cells[0]} has {len(cells)} cells, not {wanted} (and a note)")
+                raise SystemExit(f"{path}: row {cells[0]} has {len(cells)} cells, not {wanted} (a note may follow)")
             row = {"number": int(cells[0])}
             for (name, allowed), cell in zip(labels.items(), cells[1:]):
                 if cell.upper() not in allowed:

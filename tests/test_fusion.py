@@ -154,9 +154,10 @@ def test_fusion_pipeline_defaults_are_the_documented_dev_choice_and_the_packaged
         fusion_pipeline(indices, tiny_encoder)
 
 
-def test_token_store_builds_only_the_store_where_build_indices_keeps_it(tiny_encoder, tmp_path):
+def test_token_store_builds_only_the_store_at_the_path_build_indices_uses(tiny_encoder, tmp_path):
     """``evaluate``'s store for a reranker's own encoder: the token states alone, no dense index, at the path
-    ``build_indices`` reads."""
+    ``build_indices`` uses. (``build_indices`` fills its dense index and store in one encoder pass, so there it
+    writes that store again, with the same states.)"""
     from pyterrier_compverify.demo import DemoCollection
     from pyterrier_compverify.pipelines import build_indices, token_store
 
@@ -166,6 +167,6 @@ def test_token_store_builds_only_the_store_where_build_indices_keeps_it(tiny_enc
     assert store.built() and not list(root.glob("*.flex"))
     docnos = [d["docno"] for d in collection.corpus_iter()][:3]
     indices = build_indices(collection, tiny_encoder, tmp_path / "indices", verbose=False)
-    assert indices.store == store and list(root.glob("*.flex"))
+    assert indices.store == store and list(root.glob("*.flex"))  # TokenStore equality: the same path
     for mine, theirs in zip(store.token_states(docnos), indices.store.token_states(docnos)):
         np.testing.assert_array_equal(mine, theirs)
