@@ -248,3 +248,17 @@ def test_error_summaries_add_up_the_gap_and_count_wins_per_kind(tmp_path, monkey
     (tmp_path / "reading.md").write_text("| 1 | WIDER | REWRITE | n |\n| 1 | WIDER | REWRITE | n |\n")
     with pytest.raises(SystemExit, match="missing \\[2, 3\\]"):
         condaqa_errors.summarise(argparse.Namespace(out=str(tmp_path)))
+
+
+@pytest.mark.integration
+def test_the_joined_caption_pool_holds_both_pools_with_distinct_docnos_and_images(data_dir):
+    """``capretrieval.py --in-domain coco+flickr8k``: every COCO caption and every Flickr8k *train* caption, once."""
+    import capretrieval
+
+    coco, flickr = capretrieval.caption_pool("coco"), capretrieval.caption_pool("flickr8k")
+    joined = capretrieval.caption_pool("coco+flickr8k")
+    assert len(joined) == len(coco) + len(flickr) and len(flickr) == 30000
+    assert joined["docno"].is_unique and not set(coco["image"]) & set(flickr["image"])
+    assert capretrieval.pool_slug(capretrieval.IN_DOMAIN["coco+flickr8k"]) == "in-domain-coco+flickr8k"
+    with pytest.raises(ValueError, match="unknown caption pool 'cc3m'"):
+        capretrieval.caption_pool("coco+cc3m")
