@@ -2,9 +2,9 @@
 nDCG@10 reads and the pseudo-relevance-feedback signal (``weighted_fusion.py``), the Flickr8k query recipe
 (``capretrieval_best.image_queries``), the covering label of ``cross_encoder.py``, the top-k ceiling
 (``query_ndcg``), the dev rule (``token_weights.choose``) and the soft-AND floor (``soft_and.py``); the Wilson
-interval and the verdict count of the issue 13 edit readings (``reworded_negations.py``, ``readings.py``); and the
+interval and the verdict count of the issue 13 edit readings (``reworded_negations.py``, ``readings.py``); the
 two error analyses (``capretrieval_errors.py``, ``condaqa_errors.py``): their samples' edit regions, their readers'
-tables and their summaries."""
+tables and their summaries; and the joined caption pool of ``capretrieval.py``."""
 
 from __future__ import annotations
 
