@@ -19,8 +19,10 @@ Writes ``--out``.{md,json} (default experiments/results/capretrieval), refusing 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +46,7 @@ from pyterrier_compverify.querygen import (
 )
 from pyterrier_compverify.reporting import by_query_type, write_table
 from pyterrier_compverify.training import EncoderTrainingConfig, train_encoder
+from pyterrier_compverify.training.hf import NOT_IN_FINGERPRINT, RUN_FILE
 
 TARGET = "compverify/capretrieval/en"
 GENERALISATION = ["irds:beir/scifact/test", "irds:cranfield"]
@@ -118,8 +121,10 @@ def pool_slug(pool: str) -> str:
 
 
 def training_queries(pool: str, passages, human, work: Path) -> dict[str, pd.DataFrame]:
-    """strategy -> labelled query rows (SM, KW, SM+KW), cached as JSONL."""
-    path = work / f"queries-{pool_slug(pool)}.jsonl"
+    """strategy -> labelled query rows (SM, KW, SM+KW), cached as JSONL under a name that holds a digest of the
+    pool's docnos (the out-of-domain sample depends on ``--seed`` and ``--ood-passages``)."""
+    digest = hashlib.sha256("\n".join(passages["docno"].astype(str)).encode()).hexdigest()[:10]
+    path = work / f"queries-{pool_slug(pool)}-{digest}.jsonl"
     if path.exists():
         rows = pd.read_json(path, lines=True, dtype={"docno": str})
     else:
@@ -132,23 +137,31 @@ def training_queries(pool: str, passages, human, work: Path) -> dict[str, pd.Dat
 
 
 def train(name: str, rows: pd.DataFrame, work: Path, args, steps: int) -> tuple[str, dict]:
+    """Fine-tune MiniLM on ``rows`` into ``work/name`` (once: a finished folder is reused, and refused when it was
+    trained with other settings); its model path and the run's facts."""
     out = work / name
     info_file = out / "run.json"
-    if not info_file.exists():
+    config = EncoderTrainingConfig(
+        steps=steps,
+        batch_size=args.batch_size,
+        lr=args.lr,
+        weight_decay=0.1,
+        scale=100.0,  # temperature 0.01
+        seed=args.seed,
+        save_steps=50,
+        no_duplicates=True,
+        bf16=args.bf16,
+    )
+    if info_file.exists():
+        made = json.loads((out / RUN_FILE).read_text())["config"]
+        wanted = json.loads(json.dumps({k: v for k, v in asdict(config).items() if k not in NOT_IN_FINGERPRINT}))
+        differs = [f"{k} {made.get(k)!r} -> {v!r}" for k, v in wanted.items() if made.get(k) != v]
+        if differs:
+            raise SystemExit(f"{out} was trained with other settings ({', '.join(differs)}): move it away")
+    else:
         train_rows, valid = validation_split(rows, share=0.05, seed=args.seed)
         pairs = train_rows.rename(columns={"query": "anchor", "passage": "positive"})[["anchor", "positive"]]
         started = time.time()
-        config = EncoderTrainingConfig(
-            steps=steps,
-            batch_size=args.batch_size,
-            lr=args.lr,
-            weight_decay=0.1,
-            scale=100.0,  # temperature 0.01
-            seed=args.seed,
-            save_steps=50,
-            no_duplicates=True,
-            bf16=args.bf16,
-        )
         train_encoder(pairs, out, config=config, device=args.device)
         info = {
             "queries": len(rows),
@@ -208,8 +221,11 @@ def main() -> None:
     parser.add_argument("--out", default="experiments/results/capretrieval")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args()
-    if Path(args.out + ".md").exists() and not args.overwrite:
-        raise SystemExit(f"{args.out}.md exists: pass --overwrite or another --out")
+    out = Path(args.out)
+    out = out.with_name(out.stem) if out.suffix in (".md", ".json") else out  # as write_table names its pair
+    held = [str(f) for f in (out.with_name(out.name + ".md"), out.with_name(out.name + ".json")) if f.exists()]
+    if held and not args.overwrite:
+        raise SystemExit(f"{' and '.join(held)}: already written; pass --overwrite or another --out")
     cv.setup_local_data()
     started = time.time()
     work = Path(args.work)

@@ -259,6 +259,40 @@ def test_the_joined_caption_pool_holds_both_pools_with_distinct_docnos_and_image
     joined = capretrieval.caption_pool("coco+flickr8k")
     assert len(joined) == len(coco) + len(flickr) and len(flickr) == 30000
     assert joined["docno"].is_unique and not set(coco["image"]) & set(flickr["image"])
-    assert capretrieval.pool_slug(capretrieval.IN_DOMAIN["coco+flickr8k"]) == "in-domain-coco+flickr8k"
+    assert joined.columns.tolist() == ["docno", "text", "image"] and joined["text"].str.strip().ne("").all()
     with pytest.raises(ValueError, match="unknown caption pool 'cc3m'"):
         capretrieval.caption_pool("coco+cc3m")
+
+
+def test_capretrieval_names_each_pools_query_cache_apart():
+    import capretrieval
+
+    pools = [*capretrieval.IN_DOMAIN.values(), capretrieval.OUT_OF_DOMAIN]
+    slugs = [capretrieval.pool_slug(pool) for pool in pools]
+    assert slugs == ["in-domain-coco", "in-domain-flickr8k", "in-domain-coco+flickr8k", "out-of-domain"]
+
+
+def test_capretrieval_train_reuses_a_finished_folder_and_refuses_one_trained_otherwise(tmp_path):
+    """A finished run is read back without training; the same folder asked for other settings stops the run."""
+    import json
+    from argparse import Namespace
+    from dataclasses import asdict
+
+    import capretrieval
+
+    from pyterrier_compverify.training import EncoderTrainingConfig
+
+    args = Namespace(batch_size=32, lr=2e-5, seed=42, bf16=True, device=None)
+    made = EncoderTrainingConfig(steps=400, batch_size=32, lr=2e-5, weight_decay=0.1, scale=100.0, seed=42,
+                                 save_steps=50, no_duplicates=True, bf16=True)  # fmt: skip
+    folder = tmp_path / "ID-flickr8k-SM-s42"
+    folder.mkdir()
+    (folder / "compverify_run.json").write_text(json.dumps({"config": asdict(made)}))
+    (folder / "run.json").write_text(json.dumps({"steps": 400, "train_s": 1.5}))
+    no_rows = pd.DataFrame(columns=["query", "passage", "docno", "backend"])  # training them would fail
+    path, info = capretrieval.train(folder.name, no_rows, tmp_path, args, 400)
+    assert path == str(folder / "final") and info == {"model": folder.name, "steps": 400, "train_s": 1.5}
+    with pytest.raises(SystemExit, match=r"steps 400 -> 800"):
+        capretrieval.train(folder.name, no_rows, tmp_path, args, 800)
+    with pytest.raises(SystemExit, match=r"bf16 True -> False"):
+        capretrieval.train(folder.name, no_rows, tmp_path, Namespace(**{**vars(args), "bf16": False}), 400)
