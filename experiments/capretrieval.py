@@ -44,7 +44,7 @@ from pyterrier_compverify.querygen import (
     titles,
     validation_split,
 )
-from pyterrier_compverify.reporting import by_query_type, write_table
+from pyterrier_compverify.reporting import by_query_type, refuse_overwrite, write_table
 from pyterrier_compverify.training import EncoderTrainingConfig, train_encoder
 from pyterrier_compverify.training.hf import NOT_IN_FINGERPRINT, RUN_FILE
 
@@ -221,11 +221,7 @@ def main() -> None:
     parser.add_argument("--out", default="experiments/results/capretrieval")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args()
-    out = Path(args.out)
-    out = out.with_name(out.stem) if out.suffix in (".md", ".json") else out  # as write_table names its pair
-    held = [str(f) for f in (out.with_name(out.name + ".md"), out.with_name(out.name + ".json")) if f.exists()]
-    if held and not args.overwrite:
-        raise SystemExit(f"{' and '.join(held)}: already written; pass --overwrite or another --out")
+    refuse_overwrite(args.out, args.overwrite)
     cv.setup_local_data()
     started = time.time()
     work = Path(args.work)

@@ -28,7 +28,7 @@ from scipy.stats import ttest_rel
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, FUSION_WEIGHTS
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import refuse_overwrite, write_table
 
 WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0)
 DEPTHS = (100, 300)
@@ -41,7 +41,9 @@ Features = tuple[pd.DataFrame, pd.DataFrame, np.ndarray]
 def parser(doc: str, out: str) -> argparse.ArgumentParser:
     """The options every study takes (``--cache``, ``--test``, ``--index-dir``, ``--out``)."""
     made = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    made.add_argument("--cache", help="a pickle of the features: read when it exists, else written")
+    made.add_argument(
+        "--cache", help="a pickle of the features, keyed by task only: read as is when it exists, else written"
+    )
     made.add_argument("--test", action="store_true", help="score the dev-chosen weight on the test collections")
     made.add_argument(
         "--diagnostic", action="store_true", help="with --test, also every weight on test (after the choice)"
@@ -54,8 +56,7 @@ def parser(doc: str, out: str) -> argparse.ArgumentParser:
 
 def check_out(args) -> None:
     """Stop before any work when ``--out`` was written already and ``--overwrite`` is not given."""
-    if Path(args.out + ".md").exists() and not args.overwrite:
-        raise SystemExit(f"{args.out}.md exists: pass --overwrite or another --out")
+    refuse_overwrite(args.out, args.overwrite)
 
 
 def packaged_features(name: str, encoder: cv.TokenEncoder, index_dir: Path) -> Features:

@@ -102,14 +102,32 @@ def _version(module: str) -> str:
         return "?"
 
 
+def result_files(stem: str | Path) -> tuple[Path, Path]:
+    """The ``.md`` and ``.json`` files :func:`write_table` writes for ``stem`` (a dot in the stem's name stays:
+    ``tau0.05`` gives ``tau0.05.md``; a stem given as ``name.md`` or ``name.json`` gives the same pair).
+
+    >>> [str(f) for f in result_files("out/tau0.05")], [f.name for f in result_files("out/x.json")]
+    (['out/tau0.05.md', 'out/tau0.05.json'], ['x.md', 'x.json'])
+    """
+    stem = Path(stem)
+    stem = stem.with_name(stem.stem) if stem.suffix in (".md", ".json") else stem
+    return stem.with_name(stem.name + ".md"), stem.with_name(stem.name + ".json")
+
+
+def refuse_overwrite(stem: str | Path, overwrite: bool) -> None:
+    """Stop (SystemExit naming the files) when :func:`write_table` would replace results at ``stem`` and
+    ``overwrite`` is not set: run it before any work, so that a committed result is never replaced by accident."""
+    held = [str(f) for f in result_files(stem) if f.exists()]
+    if held and not overwrite:
+        raise SystemExit(f"{' and '.join(held)}: already written; pass --overwrite or another --out")
+
+
 def write_table(
     table: pd.DataFrame, stem: Path, title: str, encoder, elapsed: float, markdown: str | None = None
 ) -> None:
-    """``stem.md`` and ``stem.json``, each with the command that made them (a dot in the stem's name stays:
-    ``tau0.05`` gives ``tau0.05.md``; a stem given as ``name.md`` or ``name.json`` gives the same pair)."""
-    stem = Path(stem)
-    stem = stem.with_name(stem.stem) if stem.suffix in (".md", ".json") else stem
-    stem.parent.mkdir(parents=True, exist_ok=True)
+    """``stem.md`` and ``stem.json`` (:func:`result_files`), each with the command that made them."""
+    md_file, json_file = result_files(stem)
+    md_file.parent.mkdir(parents=True, exist_ok=True)
     command = " ".join(shlex.quote(a) for a in [Path(sys.argv[0]).name, *sys.argv[1:]])
     info = {
         "title": title,
@@ -121,7 +139,7 @@ def write_table(
         "versions": {m: _version(m) for m in ("pyterrier", "pyterrier_dr", "pyterrier_pisa", "torch", "transformers")},
     }
     records = json.loads(table.to_json(orient="records"))
-    stem.with_name(stem.name + ".json").write_text(json.dumps({**info, "results": records}, indent=2) + "\n")
+    json_file.write_text(json.dumps({**info, "results": records}, indent=2) + "\n")
     lines = [
         f"# {title}",
         "",
@@ -132,4 +150,4 @@ def write_table(
         markdown if markdown is not None else table.to_markdown(index=False),
         "",
     ]
-    stem.with_name(stem.name + ".md").write_text("\n".join(lines))
+    md_file.write_text("\n".join(lines))

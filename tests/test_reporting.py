@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pyterrier as pt
+import pytest
 from ir_measures import nDCG
 
 from pyterrier_compverify.reporting import evaluation_markdown, summary_table
@@ -39,3 +40,17 @@ def test_write_table_keeps_a_dot_in_the_stem(tmp_path):
         write_table(table, tmp_path / stem, "t", None, 1.0)
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == [f"{s}.{x}" for s in ("dev-tau0.05", "dev-tau0.1", "plain") for x in ("json", "md")]
+
+
+def test_refuse_overwrite_stops_on_either_file_of_the_pair_however_the_stem_is_written(tmp_path):
+    from pyterrier_compverify.reporting import refuse_overwrite, write_table
+
+    refuse_overwrite(tmp_path / "run", overwrite=False)  # nothing written yet: no stop
+    write_table(pd.DataFrame({"a": [1]}), tmp_path / "run", "t", None, 1.0)
+    for stem in ("run", "run.md", "run.json"):
+        with pytest.raises(SystemExit, match=r"run\.md and .*run\.json: already written; pass --overwrite"):
+            refuse_overwrite(tmp_path / stem, overwrite=False)
+        refuse_overwrite(tmp_path / stem, overwrite=True)
+    (tmp_path / "run.md").unlink()  # the JSON alone still counts
+    with pytest.raises(SystemExit, match=r"run\.json: already written"):
+        refuse_overwrite(tmp_path / "run", overwrite=False)
