@@ -50,7 +50,7 @@ from rerank_common import (
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.encoder import fast_bf16, native_bf16
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import refuse_overwrite, write_table
 from pyterrier_compverify.scoring.pairs import query_verdicts
 
 
@@ -85,7 +85,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--loop-queries", type=int, default=2)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "mapverifier"))
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args()
+    refuse_overwrite(args.out, args.overwrite)
     started = time.time()
     encoder = cv.TokenEncoder(device="cpu")
     collection, indices, top = scifact_candidates(encoder, depth=1000)

@@ -35,7 +35,7 @@ from sklearn.model_selection import GroupKFold
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets.flickr8k import flickr8k_captions
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import refuse_overwrite, write_table
 
 
 def wordnet_pairs(vocabulary: set[str]) -> pd.DataFrame:
@@ -115,7 +115,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--model", default=cv.DEFAULT_MODEL, help="hub name or local folder of the encoder")
     parser.add_argument("--out", default="experiments/results/antonym-probe")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args()
+    refuse_overwrite(args.out, args.overwrite)
     started = time.time()
     cv.setup_local_data()
     encoder = cv.TokenEncoder(args.model, verbose=False)

@@ -28,7 +28,7 @@ from sklearn.linear_model import LogisticRegression
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets.nearmiss import condaqa_triplets
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import refuse_overwrite, write_table
 
 UNMATCHED = 0.8  # fixed beforehand (condaqa_map_evidence.py), not tuned here
 
@@ -52,7 +52,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--max-per-word", type=int, default=8)
     parser.add_argument("--out", default="experiments/results/condaqa-contrast")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args()
+    refuse_overwrite(args.out, args.overwrite)
     started = time.time()
     cv.setup_local_data()
     encoder = cv.TokenEncoder(max_length=256, verbose=False)

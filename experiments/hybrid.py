@@ -24,7 +24,7 @@ import pyterrier_compverify as cv
 from pyterrier_compverify.datasets import load_collection
 from pyterrier_compverify.encoder import DEFAULT_MODEL
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, bm25_pipeline, build_indices
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import refuse_overwrite, write_table
 
 COLLECTIONS = ["compverify/capretrieval/en", "irds:beir/scifact/test", "irds:cranfield"]
 MEASURES = [nDCG @ 10, nDCG @ 1, nDCG @ 5, RR @ 10, Success @ 10]
@@ -37,7 +37,9 @@ def main() -> None:
     parser.add_argument("--collections", default=",".join(COLLECTIONS))
     parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR))
     parser.add_argument("--out", default="experiments/results/hybrid")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args()
+    refuse_overwrite(args.out, args.overwrite)
     cv.setup_local_data()
     started = time.time()
     encoder = cv.TokenEncoder(args.model, max_length=128, verbose=False)

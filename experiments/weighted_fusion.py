@@ -36,7 +36,7 @@ import pyterrier_compverify as cv
 from pyterrier_compverify.datasets.capretrieval import query_types
 from pyterrier_compverify.fusion import ScoreFusion, fill_unretrieved, fuse
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, bm25_pipeline, build_indices
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import refuse_overwrite, write_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from capretrieval_best import DEVS, TESTS, task  # noqa: E402
@@ -172,7 +172,9 @@ def main() -> None:
     parser.add_argument("--heads", default="runs/token-weights/f1w-s{seed}")
     parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR / "capretrieval-best"))
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "weighted-fusion"))
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args()
+    refuse_overwrite(args.out, args.overwrite)
     started = time.time()
     cv.setup_local_data()
     encoder = cv.TokenEncoder(max_length=128, batch_size=32, verbose=False)
