@@ -32,6 +32,7 @@ from interleaved import interleave, load_average, ratio, spread, write_results
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets import load_collection
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices
+from pyterrier_compverify.reporting import refuse_overwrite
 from pyterrier_compverify.scoring import build_head, score_aligned
 from pyterrier_compverify.scoring.simmap import normalise_states
 
@@ -99,7 +100,9 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "cold"))
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args()
+    refuse_overwrite(args.out, args.overwrite)
     started = time.time()
     cv.setup_local_data()
     collection = load_collection(args.dataset)

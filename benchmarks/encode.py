@@ -35,6 +35,7 @@ from pyterrier_dr import FlexIndex
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets import load_collection
+from pyterrier_compverify.reporting import refuse_overwrite
 
 
 def min_cosine(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -54,7 +55,9 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=2000, help="first N documents of the corpus")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "encode"))
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args()
+    refuse_overwrite(args.out, args.overwrite)
     started = time.time()
     cv.setup_local_data()
     collection = load_collection(args.dataset)

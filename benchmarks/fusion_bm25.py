@@ -31,6 +31,7 @@ from pyterrier_compverify.pipelines import (
     build_indices,
     fusion_pipeline,
 )
+from pyterrier_compverify.reporting import refuse_overwrite
 
 
 def main() -> None:
@@ -39,7 +40,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR))
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "fusion_bm25"))
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args()
+    refuse_overwrite(args.out, args.overwrite)
     started = time.time()
     cv.setup_local_data()
     collection = load_collection(args.dataset)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import result_files, write_table
 
 
 def interleave(fns: dict[str, Callable], rounds: int = 3) -> tuple[dict[str, list[float]], dict]:
@@ -51,7 +51,7 @@ def write_results(table: pd.DataFrame, stem: Path, title: str, encoder, started:
     conditions: data, threads, load) under the table, and both printed."""
     elapsed = time.time() - started
     write_table(table, stem, title, encoder, elapsed, markdown=table.to_markdown(index=False) + "\n\n" + notes)
-    path = Path(stem).with_suffix(".json")
+    path = result_files(stem)[1]
     path.write_text(json.dumps({**json.loads(path.read_text()), "notes": notes}, indent=2) + "\n")
     print(table.to_markdown(index=False))
     print(notes)

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 import pyterrier_compverify as cv
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import refuse_overwrite, write_table
 
 WORDS = (
     "a the dog cat man woman child bird horse car house tree river city road table chair book letter window "
@@ -150,7 +150,9 @@ def main() -> None:
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "load"))
     parser.add_argument("--child", choices=RERANKERS, help=argparse.SUPPRESS)  # one memory-check process
     parser.add_argument("--head", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args()
+    refuse_overwrite(args.out, args.overwrite)
     if args.child:
         return child(args)
     started, load_average = time.time(), os.getloadavg()

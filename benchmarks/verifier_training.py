@@ -30,7 +30,7 @@ import torch
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.encoder import native_bf16
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import refuse_overwrite, write_table
 from pyterrier_compverify.scoring.heads.map_transformer import MapTransformerHead
 from pyterrier_compverify.training import VerifierTrainingConfig, train_verifier
 from pyterrier_compverify.training.data import retrieval_triplets
@@ -131,12 +131,18 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--rows", type=int, default=2000, help="training rows (all their texts are cached)")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "verifier_training"))
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace an existing --out (the stem is OUT-HEAD[-WIDTHS]-BATCH)"
+    )
     args = parser.parse_args()
+    head_config = json.loads(args.head_config)
+    widths = "".join(f"-{k}{v}" for k, v in head_config.items())
+    stem = Path(f"{args.out}-{args.head}{widths}-{args.batch_size}")
+    refuse_overwrite(stem, args.overwrite)
     cv.setup_local_data()
     started = time.time()
     rows = retrieval_triplets("irds:beir/scifact/train").head(args.rows)
     encoder = cv.TokenEncoder(device="cpu")
-    head_config = json.loads(args.head_config)
     base = dict(head=args.head, head_config=head_config, batch_size=args.batch_size, save_steps=10_000, logging_steps=1)
     variants = {name: o for name, o in VARIANTS.items() if native_bf16() or not o.get("bf16")}
     skipped = [name for name in VARIANTS if name not in variants]
@@ -166,8 +172,6 @@ def main() -> None:
             for name, times in measured.items()
         ]
     )
-    widths = "".join(f"-{k}{v}" for k, v in head_config.items())
-    stem = Path(f"{args.out}-{args.head}{widths}-{args.batch_size}")
     title = (
         f"Verifier training throughput ({args.head} {head_config or 'default widths'}, batch {args.batch_size}, "
         f"{len(rows)} SciFact train rows)"

@@ -13,7 +13,7 @@ seed, then evaluated zero-shot and on near-misses.
   B-lower share against A of the same seed).
 
 Finished trainings and runs are kept under --work, so a killed experiment resumes where it stopped.
-Writes experiments/results/biencoders.{md,json}.
+Writes ``--out`` (default experiments/results/biencoders).{md,json}, refusing to overwrite them.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from pyterrier_compverify.datasets.nearmiss import nearmiss_triplets
 from pyterrier_compverify.encoder import DEFAULT_MODEL
 from pyterrier_compverify.measures import b_lower_share, nearmiss_scores, roc_auc, win_rate
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import refuse_overwrite, write_table
 from pyterrier_compverify.training import EncoderTrainingConfig, train_encoder
 from pyterrier_compverify.training.data import recipe_rows
 
@@ -196,7 +196,9 @@ def main() -> None:
     parser.add_argument("--device", default=None)
     parser.add_argument("--work", default=str(DEFAULT_INDEX_DIR / "biencoders"))
     parser.add_argument("--out", default="experiments/results/biencoders")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args()
+    refuse_overwrite(args.out, args.overwrite)
     args.seeds = [int(s) for s in args.seeds.split(",")]
     args.balanced_seeds = [int(s) for s in args.balanced_seeds.split(",") if s]
     cv.setup_local_data()

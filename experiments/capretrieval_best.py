@@ -41,7 +41,7 @@ from pyterrier_compverify.datasets.capretrieval import query_types
 from pyterrier_compverify.encoder import DEFAULT_MODEL
 from pyterrier_compverify.fusion import ScoreFusion, fuse, normalise
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, bm25_pipeline, build_indices
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import refuse_existing, refuse_overwrite, write_table
 from pyterrier_compverify.training import EncoderTrainingConfig, train_encoder
 from pyterrier_compverify.training.interpolate import interpolate_encoders
 
@@ -395,7 +395,12 @@ def main() -> None:
     parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR / "capretrieval-best"))
     parser.add_argument("--work", default=str(DEFAULT_INDEX_DIR / "capretrieval-finetune"))
     parser.add_argument("--out", default="experiments/results/capretrieval-best")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out (or its .dev.json)")
     args = parser.parse_args()
+    if args.stage == "dev":
+        refuse_existing([Path(args.out).with_suffix(".dev.json")], args.overwrite)
+    if args.stage == "test":
+        refuse_overwrite(args.out, args.overwrite)
     cv.setup_local_data()
     started = time.time()
     work = Path(args.work)

@@ -26,7 +26,7 @@ import pandas as pd
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets.capretrieval import query_types
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices, fusion_pipeline
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import refuse_existing, refuse_overwrite, write_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from capretrieval_best import TARGET, task  # noqa: E402
@@ -152,8 +152,13 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=60, help="how many of the largest-gap queries to sample")
     parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR))
     parser.add_argument("--out", default=str(OUT))
-    parser.add_argument("--overwrite", action="store_true")
+    parser.add_argument("--overwrite", action="store_true", help="replace the stage's existing files in --out")
     args = parser.parse_args()
+    out = Path(args.out)
+    if args.stage == "sample":
+        refuse_existing([out / "sample.md", out / "key.json"], args.overwrite)
+    else:
+        refuse_overwrite(out / "summary", args.overwrite)
     cv.setup_local_data()
     (sample if args.stage == "sample" else summarise)(args)
 

@@ -28,6 +28,7 @@ import pandas as pd
 from pyterrier_compverify.datasets.flickr8k import flickr8k_captions
 from pyterrier_compverify.datasets.nearmiss import SUGARCREPE_CATEGORIES, sugarcrepe_items
 from pyterrier_compverify.negatives.captions import KINDS, caption_edits, caption_triplets
+from pyterrier_compverify.reporting import refuse_existing
 
 # the random train samples (size, seed of DataFrame.sample) read while the rules were written; reading rows drawn
 # from train come only from the other captions
@@ -125,8 +126,15 @@ def main() -> None:
     parser.add_argument("--sample-seed", type=int, default=2718, help="seed of the reading samples")
     parser.add_argument("--out", default="experiments/results")
     parser.add_argument("--data-dir", default=None, help="data folder (default: COMPVERIFY_DATA)")
+    parser.add_argument("--overwrite", action="store_true", help="replace existing reports in --out")
     args = parser.parse_args()
     out = Path(args.out)
+    written = [
+        "caption-edits-train.md",
+        "caption-edits-sample-key.md",
+        *(f"caption-edits-sample-{k}.md" for k in KINDS),
+    ]
+    refuse_existing([out / name for name in written], args.overwrite)
     out.mkdir(parents=True, exist_ok=True)
 
     train = flickr8k_captions("train", data_dir=args.data_dir)

@@ -3,11 +3,12 @@ characters) and three (k1, b) settings, against the paper's 66.54 nDCG@10.
 
     COMPVERIFY_DATA=/path/to/data python experiments/chinese_bm25.py
 
-Writes experiments/results/chinese-bm25.{md,json}.
+Writes ``--out``.{md,json} (default experiments/results/chinese-bm25), refusing to overwrite them.
 """
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 import time
 from pathlib import Path
@@ -21,12 +22,17 @@ import pyterrier_compverify as cv
 from pyterrier_compverify.chinese import SEGMENTATIONS, chinese_terms
 from pyterrier_compverify.datasets import load_collection
 from pyterrier_compverify.native_output import quiet_native_output
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import refuse_overwrite, write_table
 
 SETTINGS = [(0.9, 0.4), (1.2, 0.75), (1.5, 0.75)]  # PISA's default, Anserini's common, rank_bm25's default
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", default="experiments/results/chinese-bm25")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    args = parser.parse_args()
+    refuse_overwrite(args.out, args.overwrite)
     cv.setup_local_data()
     started = time.time()
     collection = load_collection("compverify/capretrieval/zh")
@@ -50,7 +56,7 @@ def main() -> None:
         "\n\nThe paper reports BM25 66.54 nDCG@10 on the Chinese CapRetrieval. `compverify evaluate` uses jieba's "
         "search mode with PISA's default k1=0.9, b=0.4."
     )
-    write_table(table, Path("experiments/results/chinese-bm25"), "BM25 on CapRetrieval zh by segmentation",
+    write_table(table, Path(args.out), "BM25 on CapRetrieval zh by segmentation",
                 None, time.time() - started, table.to_markdown(index=False) + note)  # fmt: skip
 
 

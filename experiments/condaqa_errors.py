@@ -29,7 +29,7 @@ import pandas as pd
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets.nearmiss import condaqa_triplets
 from pyterrier_compverify.measures import nearmiss_scores
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import refuse_existing, refuse_overwrite, write_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from readings import keyed_reading, labelled_rows, wilson  # noqa: E402
@@ -139,8 +139,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("stage", choices=["sample", "summarise"])
     parser.add_argument("--out", default=str(OUT))
-    parser.add_argument("--overwrite", action="store_true")
+    parser.add_argument("--overwrite", action="store_true", help="replace the stage's existing files in --out")
     args = parser.parse_args()
+    out = Path(args.out)
+    if args.stage == "sample":
+        refuse_existing([out / "sample.md", out / "key.json"], args.overwrite)
+    else:
+        refuse_overwrite(out / "summary", args.overwrite)
     cv.setup_local_data()
     (sample if args.stage == "sample" else summarise)(args)
 

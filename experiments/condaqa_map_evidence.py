@@ -27,7 +27,7 @@ from scipy.stats import binomtest
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets.nearmiss import condaqa_triplets
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import refuse_overwrite, write_table
 
 CUES = re.compile(r"\b(not|no|never|none|nobody|nothing|neither|nor|without|cannot|\w+n't)\b", re.IGNORECASE)
 
@@ -45,11 +45,13 @@ def main() -> None:
     parser.add_argument("--unmatched", type=float, default=0.8, help="best cosine below which a token is unmatched")
     parser.add_argument("--verifier", help="a trained verifier artifact folder (default: the packaged MapVerifier)")
     parser.add_argument("--out", help="output stem (default: results/condaqa-map-evidence; needed with --verifier)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args()
     if args.out is None:
         if args.verifier:
             raise SystemExit("--verifier needs --out: the default holds the packaged MapVerifier's committed results")
         args.out = str(Path(__file__).parent / "results" / "condaqa-map-evidence")
+    refuse_overwrite(args.out, args.overwrite)
     cv.setup_local_data()
     started = time.time()
     triplets = condaqa_triplets()

@@ -38,7 +38,7 @@ seed 42's dev choice for seeds 43 and 44, and dev is not read). Test collections
 
 Writes ``--out`` (default experiments/results/cross-encoder[-<tag>]-s<seed>).{md,json}; the ``seeds`` stage
 (mean ± std over ``--seeds`` at ``--weight``, their ensemble and the top-k ceilings) writes
-experiments/results/cross-encoder[-<tag>]-seeds.{md,json}.
+experiments/results/cross-encoder[-<tag>]-seeds.{md,json}; both refuse to overwrite them.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ from pyterrier_compverify.datasets import load_collection
 from pyterrier_compverify.datasets.capretrieval import query_types
 from pyterrier_compverify.encoder import DEFAULT_MODEL, resolve_model_path
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices, fusion_pipeline
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import refuse_overwrite, write_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from capretrieval_best import DEVS, TARGET, TESTS, Passages, image_queries, scifact_train_split, task  # noqa: E402
@@ -299,8 +299,7 @@ def features(task_name: str, args, encoder, model, tokenizer) -> tuple[pd.DataFr
 def evaluate(args) -> None:
     began = time.time()
     out = Path(args.out or f"experiments/results/cross-encoder{args.tag and '-' + args.tag}-s{args.seed}")
-    if out.with_name(out.name + ".md").exists() and not args.overwrite:
-        raise SystemExit(f"{out}.md exists: pass --overwrite or another --out")
+    refuse_overwrite(out, args.overwrite)
     run = run_dir(args, args.seed) / "final"
     tokenizer = AutoTokenizer.from_pretrained(run)
     model = AutoModelForSequenceClassification.from_pretrained(run).eval()
@@ -373,8 +372,7 @@ def seeds(args) -> None:
     if args.weight is None:
         raise SystemExit("seeds needs --weight (the weight the runs were evaluated at)")
     out = Path(args.out or f"experiments/results/cross-encoder{args.tag and '-' + args.tag}-seeds")
-    if out.with_name(out.name + ".md").exists() and not args.overwrite:
-        raise SystemExit(f"{out}.md exists: pass --overwrite or another --out")
+    refuse_overwrite(out, args.overwrite)
     seed_list = [int(x) for x in args.seeds.split(",")]
     if len(seed_list) < 2:
         raise SystemExit("seeds needs at least two --seeds (a standard deviation over seeds)")
@@ -472,7 +470,7 @@ def main() -> None:
     parser.add_argument("--work", default="runs/cross-encoder")
     parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR))
     parser.add_argument("--out")
-    parser.add_argument("--overwrite", action="store_true")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args()
     if not 0 <= args.random_negatives < GROUP:
         parser.error(f"--random-negatives must be 0-{GROUP - 1} (of a group's {GROUP - 1} negatives)")

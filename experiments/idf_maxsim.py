@@ -30,7 +30,7 @@ from ir_measures import nDCG
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import refuse_overwrite, write_table
 from pyterrier_compverify.scoring import pad_token_states, similarity_map
 from pyterrier_compverify.scoring.heads.fixed import row_max
 
@@ -117,8 +117,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stage", choices=["dev", "test"], default="dev")
     parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR / "capretrieval-best"))
-    parser.add_argument("--out", default=None)
+    parser.add_argument("--out", default=None, help="output stem (default: results/idf-maxsim-STAGE)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args()
+    out = Path(args.out or Path(__file__).parent / "results" / f"idf-maxsim-{args.stage}")
+    refuse_overwrite(out, args.overwrite)
     started = time.time()
     cv.setup_local_data()
     encoder = cv.TokenEncoder(max_length=128, batch_size=32, verbose=False)
@@ -134,7 +137,6 @@ def main() -> None:
     table = table[[t for t in tasks]].reset_index()
     dev_mean = table[DEVS].mean(axis=1)
     chosen = table.iloc[int(dev_mean.idxmax())]
-    out = Path(args.out or Path(__file__).parent / "results" / f"idf-maxsim-{args.stage}")
     notes = (
         f"Rows: base all-MiniLM-L6-v2 dense top 100. p = 0 with mean specials is plain MaxSim. Chosen on the mean "
         f"of the dev columns: p {chosen['p']}, specials {chosen['specials']}. Tasks: {infos}."

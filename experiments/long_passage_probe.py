@@ -39,6 +39,7 @@ import torch
 import pyterrier_compverify as cv
 from pyterrier_compverify.measures import nearmiss_table
 from pyterrier_compverify.nearmiss_report import named_scorers
+from pyterrier_compverify.reporting import refuse_overwrite, write_table
 from pyterrier_compverify.scoring.heads.map_transformer import MapTransformerHead
 from pyterrier_compverify.training.data import in_passage, sentence_homes, sentence_window
 
@@ -149,10 +150,9 @@ def main() -> None:
     parser.add_argument("--max-length", type=int, default=256)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", required=True)
-    parser.add_argument("--overwrite", action="store_true")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args()
-    if Path(args.out + ".md").exists() and not args.overwrite:
-        raise SystemExit(f"{args.out}.md exists: pass --overwrite or another --out")
+    refuse_overwrite(args.out, args.overwrite)
     cv.setup_local_data()
     start = time.time()
     edits = pd.read_json(args.edits, lines=True)
@@ -175,8 +175,6 @@ def main() -> None:
     columns = ["scorer", "positions", "source", "category", "n", "headline", "win_rate", "identity_win"]
     shown = table[columns + ["para_ge_identity", "tie_rate"]].round(3)
     print(shown.to_markdown(index=False))
-    from pyterrier_compverify.reporting import write_table
-
     lengths = frame.assign(tokens=tokens).groupby("source")["tokens"].describe().round(1).to_markdown()
     title = f"Sentence vs passage ({args.words} words) near-misses of SciFact train-corpus edits ({args.direction})"
     title += f", max length {args.max_length}"

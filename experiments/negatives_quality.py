@@ -21,7 +21,7 @@ import pandas as pd
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets.nearmiss import sugarcrepe_items
 from pyterrier_compverify.negatives import RuleBasedGenerator
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import refuse_existing, refuse_overwrite, write_table
 
 
 def normalise(text: str) -> str:
@@ -58,16 +58,20 @@ def main() -> None:
     parser.add_argument("--out", default="experiments/results")
     parser.add_argument("--categories", default=None, help="write samples only for these (comma-separated)")
     parser.add_argument("--made-by", default=None, help="the command that generated TABLE, recorded in the report")
+    parser.add_argument("--overwrite", action="store_true", help="replace existing reports in --out")
     args = parser.parse_args()
+    refuse_overwrite(Path(args.out) / "negatives-quality", args.overwrite)
     cv.setup_local_data()
     started = time.time()
     table_path = Path(args.table)
     edits = pd.read_json(table_path, lines=True) if table_path.suffix == ".jsonl" else pd.read_csv(table_path)
     counts = edits["category"].value_counts().rename("edits").to_frame()
     counts["source_sentences"] = edits.groupby("category")["sentence1"].nunique()
-    matches = pd.DataFrame([sugarcrepe_exact_match(c) for c in ("swap_att", "swap_obj")])
     out = Path(args.out)
     sampled = set(args.categories.split(",")) if args.categories else set(edits["category"])
+    # a sample may already have been read: its verdicts refer to its rows
+    refuse_existing(sorted(out / f"negatives-sample-{c}.md" for c in sampled), args.overwrite)
+    matches = pd.DataFrame([sugarcrepe_exact_match(c) for c in ("swap_att", "swap_obj")])
     for category, group in edits.groupby("category"):
         if category not in sampled:
             continue

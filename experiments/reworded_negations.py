@@ -17,7 +17,8 @@ saw. Nothing here trains or selects anything.
 
 ``sample`` writes ``--out``-sample.md (numbered rows: the "not" form, the affix form, the affirmative) and
 ``--out``-key.md (each row's adjective and antonym); ``precision`` reads ``--out``-reading.md and writes
-``--out``-precision.md (CORRECT share with a 95% Wilson interval).
+``--out``-precision.md (CORRECT share with a 95% Wilson interval); neither stage overwrites its files without
+``--overwrite``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import json
 import re
 import sys
 from pathlib import Path
+
+from pyterrier_compverify.reporting import refuse_existing
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from caption_edits import cell  # noqa: E402  (a table cell: pipes escaped)
@@ -112,11 +115,14 @@ def main() -> None:
     p.add_argument("--collection", default="irds:cranfield", help="irds:cranfield or vaswani, or both (a comma)")
     p.add_argument("--exclude", help="a JSON list of sentences not to sample (those the rule writer read)")
     p.add_argument("--rules", default="affixal", choices=("affixal", "lexical"), help="negatives.affixal or .lexical")
-    p.set_defaults(func=sample)
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out-sample.md / -key.md")
+    p.set_defaults(func=sample, writes=("-sample.md", "-key.md"))
     p = sub.add_parser("precision")
     p.add_argument("--seen-corpus", action="store_true", help="the sample is from the corpus the rules were written on")
-    p.set_defaults(func=precision)
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out-precision.md")
+    p.set_defaults(func=precision, writes=("-precision.md",))
     args = parser.parse_args()
+    refuse_existing([args.out + suffix for suffix in args.writes], args.overwrite)
     args.func(args)
 
 

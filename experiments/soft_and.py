@@ -13,7 +13,7 @@ MaxSim's); ``--test`` then reads the chosen setting on the test collections, onc
 
     COMPVERIFY_DATA=/path/to/data python experiments/soft_and.py --test
 
-Writes ``--out`` (default experiments/results/soft-and).{md,json}.
+Writes ``--out`` (default experiments/results/soft-and).{md,json}, refusing to overwrite them.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import torch
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import refuse_overwrite, write_table
 from pyterrier_compverify.verifier import default_verifier_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -61,8 +61,7 @@ def main() -> None:
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "soft-and"))
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args()
-    if Path(args.out + ".md").exists() and not args.overwrite:
-        parser.error(f"{args.out}.md exists: pass --overwrite or another --out")
+    refuse_overwrite(args.out, args.overwrite)
     started = time.time()
     cv.setup_local_data()
     encoder = cv.TokenEncoder(max_length=128, batch_size=32, verbose=False)

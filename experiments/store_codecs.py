@@ -10,7 +10,7 @@ to each codec without re-encoding (``TokenStore.recode``).
 One first stage per collection (dense top 100, query token states shared with the rerankers), so every row of a
 collection reranks the same candidates; deltas are against the first variant (fp16, float32) with paired t-tests
 over queries. The rerank time per query is measured on the same machine in one pass (no interleaving: indicative
-only). Writes experiments/results/store-codecs.{md,json}.
+only). Writes ``--out`` (default experiments/results/store-codecs).{md,json}, refusing to overwrite them.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import pyterrier_compverify as cv
 from pyterrier_compverify.datasets import load_collection
 from pyterrier_compverify.encoder import DEFAULT_MODEL
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import refuse_overwrite, write_table
 from pyterrier_compverify.store_codecs import resolve_codec
 
 COLLECTIONS = ["irds:beir/scifact/test", "irds:cranfield", "compverify/capretrieval/en"]
@@ -80,7 +80,9 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR))
     parser.add_argument("--out", default="experiments/results/store-codecs")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args()
+    refuse_overwrite(args.out, args.overwrite)
     cv.setup_local_data()
     started = time.time()
     encoder = cv.TokenEncoder(DEFAULT_MODEL, max_length=128, verbose=False)

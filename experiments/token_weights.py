@@ -39,7 +39,7 @@ from ir_measures import nDCG
 import pyterrier_compverify as cv
 from pyterrier_compverify.encoder import DEFAULT_MODEL
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, bm25_pipeline, build_indices
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import refuse_overwrite, write_table
 from pyterrier_compverify.scoring.heads.token_weights import TokenWeightedMaxSim
 from pyterrier_compverify.scoring.packed_maxsim import weighted_mean
 
@@ -231,8 +231,11 @@ def main() -> None:
     parser.add_argument("--tag", default="", help="a name part of the saved heads, e.g. 'tuned' for another --model")
     parser.add_argument("--work", default="runs/token-weights")
     parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR / "capretrieval-best"))
-    parser.add_argument("--out", default=None)
+    parser.add_argument("--out", default=None, help="output stem (default: results/token-weights-STAGE)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args()
+    out = Path(args.out or Path(__file__).parent / "results" / f"token-weights-{args.stage}")
+    refuse_overwrite(out, args.overwrite)
     started = time.time()
     cv.setup_local_data()
     seeds = [int(x) for x in args.seeds.split(",")]
@@ -257,7 +260,7 @@ def main() -> None:
     dev = pd.DataFrame(rows).pivot_table(index="system", columns="task", values="nDCG@10", sort=False)
     dev = dev[DEVS].reset_index()
     chosen = {seed: choose(dev, seed) for seed in seeds}
-    settings = {k: v for k, v in vars(args).items() if k not in ("out", "stage", "seed")}
+    settings = {k: v for k, v in vars(args).items() if k not in ("out", "overwrite", "stage", "seed")}
     stem = (
         "f1w"
         + (f"-{args.tag}" if args.tag else "")
@@ -273,7 +276,6 @@ def main() -> None:
             folder = work / f"{stem}-s{seed}"
             config = {"dim": encoder.dim, **({"hidden": args.hidden} if args.hidden else {})}
             cv.Verifier.save(folder, encoder, models[name], "F1w", head_config=config, training=training)
-    out = Path(args.out or Path(__file__).parent / "results" / f"token-weights-{args.stage}")
     parts = [dev.to_markdown(index=False), "", f"Chosen per seed on dev (dense pool; best dev:flickr8k within "
              f"{MARGIN} of plain MaxSim on dev:scifact-train): {chosen}."]  # fmt: skip
     table = dev

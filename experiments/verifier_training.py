@@ -97,6 +97,7 @@ def train(args) -> None:
         logging_steps=25,
         shuffle=False,
         bf16=args.bf16,
+        cache_bf16=True if args.cache_bf16 else None,
         cache_dir=str(run_dir / "state-cache"),
     )
     encoder = cv.TokenEncoder(args.model, device="cpu")
@@ -424,8 +425,9 @@ def select(args) -> None:
 def kinds(args) -> None:
     """Dev win rate per near-miss kind (Flickr8k dev triplets, both positive kinds) of each verifier's head alone
     and of one serving form, from the scores ``dev`` cached; writes ``--out``.md/.json."""
-    from pyterrier_compverify.reporting import write_table
+    from pyterrier_compverify.reporting import refuse_overwrite, write_table
 
+    refuse_overwrite(args.out, args.overwrite)
     start = time.time()
     run_dir = Path(args.run_dir)
     triplets = dev_triplets(load_data(run_dir))
@@ -522,6 +524,9 @@ def main() -> None:
         "within 128 MiniLM tokens) is taken in it (needs --reworded-share)",
     )
     p.add_argument("--bf16", action="store_true")
+    p.add_argument(
+        "--cache-bf16", action="store_true", help="encode the state cache under bf16 autocast (the head: as --bf16)"
+    )
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--model", default=cv.DEFAULT_MODEL, help="the encoder whose states the head reads")
     p.add_argument("--images", type=int, default=0, help="caption rows of the first N train images only (0: all)")
@@ -548,6 +553,7 @@ def main() -> None:
     p.add_argument("--names", required=True, help="comma-separated verifiers that `dev` has scored")
     p.add_argument("--form", default="4,0.9,40", help="beta,tau,sharpness of the fused form to show")
     p.add_argument("--out", required=True)
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     p.set_defaults(func=kinds)
     p = sub.add_parser("ship")
     p.add_argument("--name", required=True)

@@ -27,7 +27,7 @@ from pyterrier_compverify.datasets.nearmiss import nearmiss_triplets
 from pyterrier_compverify.measures import nearmiss_table
 from pyterrier_compverify.negatives import RuleBasedGenerator
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import refuse_overwrite, write_table
 from pyterrier_compverify.scoring import head_spec
 from pyterrier_compverify.training import VerifierTrainingConfig, train_verifier
 from pyterrier_compverify.training.data import corpus_sentences, mix_rows, retrieval_triplets, structural_triplets
@@ -95,7 +95,9 @@ def main() -> None:
     parser.add_argument("--nearmiss-per-category", type=int, default=200)
     parser.add_argument("--work", default=str(DEFAULT_INDEX_DIR / "verifiers"))
     parser.add_argument("--out", default="experiments/results/verifiers")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args()
+    refuse_overwrite(args.out, args.overwrite)
     cv.setup_local_data()
     started = time.time()
     work = Path(args.work)

@@ -117,7 +117,12 @@ def result_files(stem: str | Path) -> tuple[Path, Path]:
 def refuse_overwrite(stem: str | Path, overwrite: bool) -> None:
     """Stop (SystemExit naming the files) when :func:`write_table` would replace results at ``stem`` and
     ``overwrite`` is not set: run it before any work, so that a committed result is never replaced by accident."""
-    held = [str(f) for f in result_files(stem) if f.exists()]
+    refuse_existing(result_files(stem), overwrite)
+
+
+def refuse_existing(files, overwrite: bool) -> None:
+    """Stop (SystemExit naming those that exist) when any of ``files`` exists and ``overwrite`` is not set."""
+    held = [str(f) for f in files if Path(f).exists()]
     if held and not overwrite:
         raise SystemExit(f"{' and '.join(held)}: already written; pass --overwrite or another --out")
 

@@ -54,3 +54,57 @@ def test_refuse_overwrite_stops_on_either_file_of_the_pair_however_the_stem_is_w
     (tmp_path / "run.md").unlink()  # the JSON alone still counts
     with pytest.raises(SystemExit, match=r"run\.json: already written"):
         refuse_overwrite(tmp_path / "run", overwrite=False)
+
+
+# Every script that writes committed results, with arguments whose default --out is committed: each must stop before
+# any work (the guard runs before data or models load, so a refusal takes well under a second of the script's time).
+GUARDED = [
+    ("experiments/antonym_probe.py", []),
+    ("experiments/biencoders.py", []),
+    ("experiments/capretrieval.py", []),
+    ("experiments/capretrieval_best.py", ["--stage", "test"]),
+    ("experiments/capretrieval_best.py", ["--stage", "dev"]),
+    ("experiments/capretrieval_errors.py", ["sample"]),
+    ("experiments/capretrieval_errors.py", ["summarise"]),
+    ("experiments/caption_edits.py", []),
+    ("experiments/chinese_bm25.py", []),
+    ("experiments/condaqa_contrast.py", []),
+    ("experiments/condaqa_errors.py", ["sample"]),
+    ("experiments/condaqa_errors.py", ["summarise"]),
+    ("experiments/condaqa_map_evidence.py", []),
+    ("experiments/cross_encoder.py", ["evaluate"]),
+    ("experiments/cross_encoder.py", ["seeds", "--tag", "cover", "--weight", "0.25"]),
+    ("experiments/hybrid.py", []),
+    ("experiments/idf_maxsim.py", ["--stage", "test"]),
+    ("experiments/long_passage_probe.py", ["--out", "experiments/results/long-passage-probe"]),
+    ("experiments/negatives_quality.py", ["edits.jsonl"]),
+    ("experiments/reworded_negations.py", ["sample"]),
+    ("experiments/reworded_negations.py", ["precision"]),
+    ("experiments/soft_and.py", []),
+    ("experiments/store_codecs.py", []),
+    ("experiments/token_weights.py", ["--stage", "test"]),
+    ("experiments/verifiers.py", []),
+    ("experiments/verifier_training.py", ["kinds", "--names", "x", "--out", "experiments/results/verifiers"]),
+    ("experiments/weighted_fusion.py", []),
+    ("benchmarks/cold.py", []),
+    ("benchmarks/encode.py", []),
+    ("benchmarks/fusion_bm25.py", []),
+    ("benchmarks/load.py", []),
+    ("benchmarks/mapverifier.py", []),
+    ("benchmarks/maxsim_store.py", []),
+    ("benchmarks/verifier_training.py", []),
+]
+
+
+@pytest.mark.parametrize("script,argv", GUARDED, ids=[" ".join([s, *a][:2]) for s, a in GUARDED])
+def test_each_results_script_refuses_its_committed_default_out(script, argv, monkeypatch):
+    import runpy
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(root)  # the defaults are relative to the repository root
+    monkeypatch.syspath_prepend(str(root / Path(script).parent))  # benchmarks import their sibling helpers
+    monkeypatch.setattr(sys, "argv", [script, *argv])
+    with pytest.raises(SystemExit, match="already written; pass --overwrite or another --out"):
+        runpy.run_path(str(root / script), run_name="__main__")

@@ -148,3 +148,17 @@ def test_end_to_end_training_without_dropout_gives_the_encoder_its_dropout_back(
     assert "encoder_dropout" not in _config_record(VerifierTrainingConfig())  # older runs keep their fingerprint
     assert _config_record(VerifierTrainingConfig(mode="last-layer"))["encoder_dropout"] == 0.0  # not resumed as 0.1
     assert _config_record(config)["encoder_dropout"] == 0.0
+
+
+def test_cache_bf16_encodes_the_cache_in_bf16_while_the_head_trains_in_fp32(tmp_path, tiny_encoder, monkeypatch):
+    from pyterrier_compverify.training import state_cache, verifier
+
+    autocast = []
+    real = state_cache._states
+    monkeypatch.setattr(state_cache, "_states", lambda enc, t, k, bf16: autocast.append(bf16) or real(enc, t, k, bf16))
+    config = VerifierTrainingConfig(steps=2, batch_size=4, save_steps=10, cache_bf16=True, cache_dir=str(tmp_path))
+    train_verifier(ROWS, tmp_path / "v", encoder=tiny_encoder, config=config, verbose=False)
+    assert autocast and all(autocast) and not config.bf16  # the cache under bf16 autocast, the head's steps fp32
+    assert [p.name.split("-")[-2] for p in tmp_path.glob("*-top0-*")] == ["bf16"]
+    record = verifier._config_record(VerifierTrainingConfig())
+    assert "cache_bf16" not in record  # left at None it is not recorded: runs from before it keep their fingerprint

@@ -71,11 +71,11 @@ class StateCache:
         for start in pt.tqdm(starts, desc=desc, disable=not verbose):
             idx = order[start : start + batch_size]
             for i, states in zip(idx, _states(encoder, [texts[i] for i in idx], top_layers, bf16)):
-                states_of[int(i)] = states
+                states_of[int(i)] = states.astype(np.float16)  # held as stored: a large encoder's fit in memory
         chunks = [states_of.pop(i) for i in range(len(texts))]
         offsets = np.zeros(len(texts) + 1, dtype=np.int64)
         np.cumsum([c.shape[0] for c in chunks], out=offsets[1:])
-        packed = np.concatenate(chunks).astype(np.float16)
+        packed = np.concatenate(chunks)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}-", dir=path.parent))
         try:
@@ -101,8 +101,8 @@ def text_hashes(texts: list[str]) -> np.ndarray:
 
 
 def _cached_elsewhere(hashes: np.ndarray, folders) -> dict[int, np.ndarray]:
-    """Position in ``hashes`` -> (n, d) float32 states, for the texts that complete caches in ``folders`` hold
-    (caches of the same encoder, k and dtype, with their text hashes recorded)."""
+    """Position in ``hashes`` -> (n, d) float16 states (as stored), for the texts that complete caches in
+    ``folders`` hold (caches of the same encoder, k and dtype, with their text hashes recorded)."""
     found: dict[int, np.ndarray] = {}
     wanted = {int(h): i for i, h in enumerate(hashes)}
     for folder in folders:
@@ -113,7 +113,7 @@ def _cached_elsewhere(hashes: np.ndarray, folders) -> dict[int, np.ndarray]:
         for j, h in enumerate(theirs.tolist()):
             i = wanted.get(h)
             if i is not None and i not in found:
-                found[i] = np.asarray(packed[offsets[j] : offsets[j + 1]], dtype=np.float32)
+                found[i] = np.asarray(packed[offsets[j] : offsets[j + 1]], dtype=np.float16)
     return found
 
 

@@ -45,6 +45,8 @@ class VerifierTrainingConfig:
     cache_dir: str | None = None  # where state caches are kept (default: OUTPUT/state-cache)
     shuffle: bool = True  # False: rows are taken in the given order (e.g. from verifier_mix.arrange_batches)
     bf16: bool = False  # bf16 autocast for the encoder part and the head (fast on CPUs with AVX-512 bf16)
+    cache_bf16: bool | None = None  # bf16 autocast when the state cache is built (None: as ``bf16``); True with
+    # bf16=False encodes a large encoder's texts fast while the head still trains in fp32
     compile: bool = False  # torch.compile the head (fused kernels; the first steps compile; a C++ compiler on CPU)
     steps: int = 300
     batch_size: int = 32
@@ -288,7 +290,7 @@ def train_verifier(
 def _config_record(config: VerifierTrainingConfig) -> dict:
     """The config as runs record it; options left at None are left out, so runs from before an option existed
     keep their fingerprint (and resume)."""
-    return {k: v for k, v in asdict(config).items() if not (k == "encoder_dropout" and v is None)}
+    return {k: v for k, v in asdict(config).items() if not (k in ("encoder_dropout", "cache_bf16") and v is None)}
 
 
 def _recorded_training(folder: Path) -> dict | None:
@@ -314,7 +316,8 @@ def _state_source(encoder, frame, config, output_dir: Path, verbose: bool, cache
         texts = universe
     top_layers = config.top_layers if config.mode == "last-layer" else 0
     folder = config.cache_dir or output_dir / "state-cache"
-    cache = StateCache.build(encoder, texts, folder, top_layers=top_layers, bf16=config.bf16, verbose=verbose)
+    bf16 = config.bf16 if config.cache_bf16 is None else config.cache_bf16
+    cache = StateCache.build(encoder, texts, folder, top_layers=top_layers, bf16=bf16, verbose=verbose)
     for p in encoder.model.parameters():
         p.requires_grad_(False)
     top = TopLayers(encoder, top_layers) if top_layers else None
