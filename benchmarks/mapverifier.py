@@ -174,7 +174,7 @@ def main() -> None:
         "paper_loop_ms_per_query_rounds": [round(x, 1) for x in loop_ms],
         f"paper_loop / {best_name} (same rounds)": ratio_cells(loop_times, "paper_loop", best_name),
         "paper_loop / int8_store (same rounds)": ratio_cells(loop_times, "paper_loop", "int8_store"),
-        "cpu": f"{torch.backends.cpu.get_cpu_capability()}, native bf16: {native}, AMX bf16: {fast_bf16()}"
+        "cpu": f"{torch.backends.cpu.get_cpu_capability()}, native bf16: {native}, bf16 faster than fp32: {fast_bf16()}"
         + ("" if native else " (bf16 and bf16_store not run: emulated, about 100x slower than fp32)"),
         "paper_loop_vs_fp32_max_abs_diff": loop_diff,
         **quality,

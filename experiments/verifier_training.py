@@ -363,7 +363,8 @@ def dev(args) -> None:
         context = (name, sci, run, dev_qrels, pairs, triplets, kw, kw_qrels, args.worst_kind)
         rows.append(form_row(context, "MaxSim", lambda t: t["s"].to_numpy()))
         rows.append(form_row(context, "head", lambda t: t["v"].to_numpy()))
-        grid = itertools.product(args.gates.split(","), args.references.split(","), BETAS, TAUS, SHARPNESS)
+        taus = TAUS if args.taus is None else tuple(float(t) for t in args.taus.split(","))
+        grid = itertools.product(args.gates.split(","), args.references.split(","), BETAS, taus, SHARPNESS)
         for gate, reference, beta, tau, k in grid:
             label = ("" if gate == "forward" else f" {gate}") + ("" if reference == "fixed" else f" {reference}")
             rows.append(
@@ -538,6 +539,9 @@ def main() -> None:
     p.add_argument("--max-drop", type=float, default=0.005, help="largest dev nDCG@10 loss against MaxSim allowed")
     p.add_argument("--gates", default="forward,symmetric", help="penalty gates to search (scoring.GATES)")
     p.add_argument("--references", default="fixed,query", help="doubt references to search (scoring.REFERENCES)")
+    p.add_argument(
+        "--taus", default=None, help="gate thresholds to search, comma-separated (default: TAUS, set for MiniLM)"
+    )
     p.add_argument(
         "--worst-kind",
         action="store_true",

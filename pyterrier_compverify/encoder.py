@@ -8,10 +8,11 @@ import os
 import site
 import sys
 import sysconfig
+import time
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 import pyterrier as pt
@@ -71,10 +72,9 @@ class MaxLengthError(ValueError):
 
 
 def default_dtype(device: torch.device) -> str:
-    """``"bf16"`` on a CPU with AMX bf16 tiles (:func:`fast_bf16`), where MiniLM encodes about 3x faster with the
-    same rankings (``benchmarks/results/encode.md``, ``tests/test_bf16.py``); ``"fp32"`` elsewhere: AVX-512 BF16
-    alone multiplies bf16 at about 0.6x fp32, an AVX2 CPU emulates it about 100x slower (measured); GPUs are left
-    as they were."""
+    """``"bf16"`` on a CPU where bf16 products are faster than fp32 (:func:`fast_bf16`), where MiniLM encodes about
+    3x faster with the same rankings (``benchmarks/results/encode.md``, ``tests/test_bf16.py``); ``"fp32"``
+    elsewhere (an AVX2 CPU emulates bf16 about 100x slower); GPUs are left as they were."""
     return "bf16" if torch.device(device).type == "cpu" and fast_bf16() else "fp32"
 
 
@@ -87,13 +87,37 @@ def native_bf16() -> bool:
         return False
 
 
+@lru_cache(maxsize=1)
 def fast_bf16() -> bool:
-    """Whether bf16 is faster than fp32 on this CPU: AMX tiles (about 6x fp32 per core). With AVX-512 BF16 but no
-    AMX, a 4096 x 1024 x 1024 product ran at 74 GFLOP/s in bf16 against 126 in fp32 on one core (measured)."""
-    try:
-        return native_bf16() and bool(torch.cpu._is_amx_tile_supported())
-    except AttributeError:  # a torch without the AMX probe
+    """Whether bf16 is faster than fp32 on this CPU: AMX tiles (about 6x fp32 per core), or, where bf16 is native
+    but torch sees no AMX, a product measured once per process (:func:`bf16_speedup` at least 1.5). The flags alone
+    do not tell: with AVX-512 BF16 and no AMX seen, one CPU ran a 4096 x 1024 x 1024 product at 74 GFLOP/s in bf16
+    against 126 in fp32 on one core, another (a 2-core VM) at 135-167 against 56-65 (measured)."""
+    if not native_bf16():
         return False
+    try:
+        if torch.cpu._is_amx_tile_supported():
+            return True
+    except AttributeError:  # a torch without the AMX probe
+        pass
+    return bf16_speedup() >= 1.5
+
+
+def bf16_speedup(rows: int = 512, size: int = 1024, repeats: int = 3) -> float:
+    """fp32 time over bf16 time of a (rows x size) @ (size x size) product on the CPU, best of ``repeats`` each
+    (about 0.1 s)."""
+    a, b = torch.randn(rows, size), torch.randn(size, size)
+    best = {}
+    for dtype in (torch.float32, torch.bfloat16):
+        x, y = a.to(dtype), b.to(dtype)
+        x @ y  # warm-up
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            x @ y
+            times.append(time.perf_counter() - start)
+        best[dtype] = min(times)
+    return best[torch.float32] / best[torch.bfloat16]
 
 
 def warn_if_emulated(dtype: str, device: torch.device | str = "cpu") -> None:

@@ -76,18 +76,32 @@ def test_dtype_option_and_default():
     with pytest.raises(ValueError, match="'bf16' or 'fp32'"):
         check_dtype("fp16")
     assert default_dtype(torch.device("cuda")) == "fp32"
-    amx = torch.ops.mkldnn._is_mkldnn_bf16_supported() and torch.cpu._is_amx_tile_supported()
-    assert default_dtype(torch.device("cpu")) == ("bf16" if amx else "fp32")
+    assert default_dtype(torch.device("cpu")) == ("bf16" if fast_bf16() else "fp32")
 
 
 @pytest.mark.parametrize("fast", [True, False])
 def test_bf16_is_the_cpu_default_only_where_it_is_faster(monkeypatch, fast):
-    """AVX-512 BF16 without AMX multiplies bf16 slower than fp32: only AMX makes bf16 the default."""
+    """bf16 is the CPU default only where its products are faster than fp32 (AMX, or measured so)."""
     import pyterrier_compverify.encoder as encoder_module
 
     monkeypatch.setattr(encoder_module, "fast_bf16", lambda: fast)
     assert default_dtype(torch.device("cpu")) == ("bf16" if fast else "fp32")
-    assert fast_bf16() <= native_bf16()  # AMX implies native bf16
+    assert fast_bf16() <= native_bf16()  # fast implies native bf16
+
+
+def test_fast_bf16_follows_the_measured_speedup_where_torch_sees_no_amx(monkeypatch):
+    import pyterrier_compverify.encoder as encoder_module
+
+    monkeypatch.setattr(encoder_module, "native_bf16", lambda: True)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False)
+    for speedup, fast in ((2.5, True), (0.6, False)):
+        monkeypatch.setattr(encoder_module, "bf16_speedup", lambda s=speedup: s)
+        encoder_module.fast_bf16.cache_clear()
+        assert encoder_module.fast_bf16() is fast
+    encoder_module.fast_bf16.cache_clear()  # the next caller measures this machine again
+    monkeypatch.setattr(encoder_module, "native_bf16", lambda: False)
+    assert encoder_module.fast_bf16() is False  # emulated bf16 is never measured
+    encoder_module.fast_bf16.cache_clear()
 
 
 @pytest.mark.parametrize("native", [True, False])
