@@ -152,9 +152,9 @@ def main() -> None:
     parser.add_argument("--head", default="", help=argparse.SUPPRESS)
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = parser.parse_args()
-    refuse_overwrite(args.out, args.overwrite)
-    if args.child:
+    if args.child:  # a memory-check process started by this script: it writes no results
         return child(args)
+    refuse_overwrite(args.out, args.overwrite)
     started, load_average = time.time(), os.getloadavg()
     rng = np.random.default_rng(0)
     results: list[dict] = []

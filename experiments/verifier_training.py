@@ -426,9 +426,8 @@ def select(args) -> None:
 def kinds(args) -> None:
     """Dev win rate per near-miss kind (Flickr8k dev triplets, both positive kinds) of each verifier's head alone
     and of one serving form, from the scores ``dev`` cached; writes ``--out``.md/.json."""
-    from pyterrier_compverify.reporting import refuse_overwrite, write_table
+    from pyterrier_compverify.reporting import write_table
 
-    refuse_overwrite(args.out, args.overwrite)
     start = time.time()
     run_dir = Path(args.run_dir)
     triplets = dev_triplets(load_data(run_dir))
@@ -570,6 +569,10 @@ def main() -> None:
     p.add_argument("--selected-on", default="Flickr8k dev near-misses + 200 held-out SciFact train queries")
     p.set_defaults(func=ship)
     args = parser.parse_args()
+    if args.func is kinds:  # before any work, the data folder included
+        from pyterrier_compverify.reporting import refuse_overwrite
+
+        refuse_overwrite(args.out, args.overwrite)
     cv.setup_local_data()
     args.func(args)
 

@@ -94,14 +94,26 @@ def test_fast_bf16_follows_the_measured_speedup_where_torch_sees_no_amx(monkeypa
 
     monkeypatch.setattr(encoder_module, "native_bf16", lambda: True)
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False)
-    for speedup, fast in ((2.5, True), (0.6, False)):
-        monkeypatch.setattr(encoder_module, "bf16_speedup", lambda s=speedup: s)
+    try:
+        for speedup, fast in ((2.5, True), (0.6, False)):
+            monkeypatch.setattr(encoder_module, "bf16_speedup", lambda s=speedup: s)
+            encoder_module.fast_bf16.cache_clear()
+            assert encoder_module.fast_bf16() is fast
         encoder_module.fast_bf16.cache_clear()
-        assert encoder_module.fast_bf16() is fast
-    encoder_module.fast_bf16.cache_clear()  # the next caller measures this machine again
-    monkeypatch.setattr(encoder_module, "native_bf16", lambda: False)
-    assert encoder_module.fast_bf16() is False  # emulated bf16 is never measured
-    encoder_module.fast_bf16.cache_clear()
+        monkeypatch.setattr(encoder_module, "native_bf16", lambda: False)
+        assert encoder_module.fast_bf16() is False  # emulated bf16 is never measured
+    finally:
+        encoder_module.fast_bf16.cache_clear()  # no faked answer stays cached: the next caller measures again
+
+
+def test_the_bf16_speed_check_leaves_the_global_random_state_alone():
+    from pyterrier_compverify.encoder import bf16_speedup
+
+    torch.manual_seed(7)
+    expected = torch.rand(3)
+    torch.manual_seed(7)
+    bf16_speedup(rows=8, size=16, repeats=1)
+    assert torch.equal(torch.rand(3), expected)
 
 
 @pytest.mark.parametrize("native", [True, False])
