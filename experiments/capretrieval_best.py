@@ -47,6 +47,7 @@ from pyterrier_compverify.training.interpolate import interpolate_encoders
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import capretrieval as cr  # noqa: E402  (the in-domain pool, its queries and the leakage filter)
+from dev_rule import best_on_dev  # noqa: E402
 
 TARGET = "compverify/capretrieval/en"
 TESTS = [TARGET, "irds:beir/scifact/test", "irds:cranfield"]
@@ -368,8 +369,9 @@ def select(args, work: Path, tuned: dict[float, str]) -> tuple[dict, pd.DataFram
             rows.append({"alpha": alpha, **weights, "dev:flickr8k": f, "dev:scifact-train": s,
                          "dev:scifact-train ref": ref, "dev:flickr8k ref": base_flickr})  # fmt: skip
     table = pd.DataFrame(rows)
-    ok = table[table["dev:scifact-train"] >= table["dev:scifact-train ref"] - args.dev_margin]
-    best = ok.sort_values(["dev:flickr8k", "dev:scifact-train"], ascending=False).iloc[0]
+    floor = table["dev:scifact-train ref"] - args.dev_margin
+    ok = table[table["dev:scifact-train"] >= floor]
+    best = table.loc[best_on_dev(table, floor, tie_break=True)]
     choice = {"alpha": float(best["alpha"]), "weights": {k: float(best[k]) for k in SIGNALS}}
     per_alpha = ok.sort_values("dev:flickr8k", ascending=False).groupby("alpha").head(1)
     return choice, pd.concat([per_alpha, table[table.index.isin([])]]).round(4)

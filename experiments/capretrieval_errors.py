@@ -62,8 +62,6 @@ def sample(args) -> None:
     """Write ``sample.md`` (for the reader: no gaps, no scores) and ``key.json`` (each number's qid, query and gap)."""
     began = time.time()
     out = Path(args.out)
-    if (out / "sample.md").exists() and not args.overwrite:
-        raise SystemExit(f"{out}/sample.md exists: pass --overwrite or another --out")
     top, queries, qrels, text = scored(Path(args.index_dir))
     chosen = queries[queries["gap"] > 0].sort_values(["gap"], ascending=False, kind="stable").head(args.queries)
     labels = dict(zip(zip(qrels["qid"], qrels["docno"]), qrels["label"]))

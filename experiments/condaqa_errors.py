@@ -70,8 +70,6 @@ def sample(args) -> None:
     whether v7 and MaxSim win it)."""
     began = time.time()
     out = Path(args.out)
-    if (out / "sample.md").exists() and not args.overwrite:
-        raise SystemExit(f"{out}/sample.md exists: pass --overwrite or another --out")
     triplets = condaqa_triplets().reset_index(drop=True)
     encoder = cv.TokenEncoder(max_length=256, verbose=False)
     scorers = {"v7": cv.MapVerifier(encoder=encoder), "MaxSim": cv.MaxSim(encoder)}

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import weighted_fusion as wf
 from capretrieval_best import DEVS, TESTS
+from dev_rule import MARGIN, best_on_dev
 from ir_measures import nDCG
 from scipy.stats import ttest_rel
 
@@ -68,8 +69,8 @@ def choose(table: pd.DataFrame, signal: str, floor: float) -> float:
     >>> choose(table, "x", floor=0.65)
     0.5
     """
-    allowed = table[(table["depth"] == max(DEPTHS)) & (table["dev:scifact-train"] >= floor)]
-    return float(table.loc[allowed["dev:flickr8k"].idxmax(), signal])
+    packaged = table[table["depth"] == max(DEPTHS)]
+    return float(table.loc[best_on_dev(packaged, floor), signal])
 
 
 def study(signal: str, features: Callable[[str], Features], args, title: str, encoder, note: str = "") -> str:
@@ -96,7 +97,7 @@ def study(signal: str, features: Callable[[str], Features], args, title: str, en
             rows.append(row)
     table = pd.DataFrame(rows)
     frame, qrels, _ = data["dev:scifact-train"]
-    floor = wf.ndcg(wf.at_depth(frame, 100), qrels, {"maxsim": 1.0}) - wf.MARGIN
+    floor = wf.ndcg(wf.at_depth(frame, 100), qrels, {"maxsim": 1.0}) - MARGIN
     chosen = choose(table, signal, floor)
     lines = [
         *([note, ""] if note else []),

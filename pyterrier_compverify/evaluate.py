@@ -39,6 +39,7 @@ def run_evaluation(
     reference: bool = False,
     fusion: bool | str = False,
     fusion_depth: int | None = None,
+    overwrite: bool = False,
     verbose: bool = True,
 ):
     """``pt.Experiment`` on ``dataset_id``; writes ``out_dir/evaluate-<name>.{md,json}`` unless ``out_dir`` is None.
@@ -47,13 +48,19 @@ def run_evaluation(
     encoder from a store of its own, built once under ``index_dir``). ``max_length`` None: the encoder's
     default. ``fusion``: also run :func:`~.pipelines.fusion_pipeline` over dense's and BM25's top ``fusion_depth``
     (None: 300) with the packaged WeightedMaxSim (True) or the F1w head in a folder. ``index_dir`` None:
-    ``$COMPVERIFY_CACHE`` or ``~/.cache/pyterrier_compverify``. Returns the experiment's frame (measures first);
+    ``$COMPVERIFY_CACHE`` or ``~/.cache/pyterrier_compverify``. Tables already in ``out_dir`` are refused
+    (FileExistsError, before any model loads) unless ``overwrite``. Returns the experiment's frame (measures first);
     ``attrs["written"]`` names the .md file written."""
     started = time.time()
     rerankers = check_rerankers(rerankers)
     fusion_depth = check_fusion(fusion, fusion_depth)
     check_baseline(baseline, rerankers, depth=depth, reference=reference, fusion_depth=fusion_depth)
     collection = open_collection(dataset_id)
+    stem = None if out_dir is None else Path(out_dir) / f"evaluate-{collection.name}"
+    if stem is not None:
+        from .reporting import refuse_overwrite
+
+        refuse_overwrite(stem, overwrite, FileExistsError)
 
     import pandas as pd
     import pyterrier as pt
@@ -104,8 +111,7 @@ def run_evaluation(
         verbose=verbose,
     )
     results = results[["name", *measures, *[c for c in results.columns if c not in ("name", *measures)]]]
-    if out_dir is not None:
-        stem = Path(out_dir) / f"evaluate-{collection.name}"
+    if stem is not None:
         markdown = evaluation_markdown(results, measures, runs, topics, qrels, collection.query_types())
         write_table(results, stem, dataset_id, encoder, time.time() - started, markdown)
         results.attrs["written"] = f"{stem}.md"
@@ -292,6 +298,7 @@ def register(subparsers) -> None:
         default=default("out_dir"),
         help="folder for evaluate-<dataset>.{md,json}, relative to the current folder (default: %(default)s)",
     )
+    parser.add_argument("--overwrite", action="store_true", help="replace existing tables in --out-dir")
     parser.add_argument(
         "--baseline",
         default=default("baseline"),
@@ -328,6 +335,7 @@ def evaluate_command(args: argparse.Namespace):
         baseline=args.baseline,
         reference=args.reference,
         fusion=(True if args.fusion_head is None else args.fusion_head) if args.fusion else False,
+        overwrite=args.overwrite,
         **given(args, "model", "device", "fusion_depth"),
     )
     print(summary_table(results).to_markdown(index=False, disable_numparse=True))

@@ -109,12 +109,18 @@ def run_nearmiss(
     distractors: int = 20,
     seed: int = 0,
     out: str | Path | None = None,
+    overwrite: bool = False,
 ) -> pd.DataFrame:
     """The near-miss table (``measures.nearmiss_table``) of named scorers (``named_scorers``), printed and, with
     ``out``, written to ``out.md`` / ``out.json`` with the command line. ``limit``: N triplets per (source,
     category), drawn with ``seed`` (``sample_per_category``). ``max_length`` 256 by default: CondaQA passages need
-    it, at 128 the edit is cut off and the tie counts as a loss."""
+    it, at 128 the edit is cut off and the tie counts as a loss. An existing ``out`` pair is refused
+    (FileExistsError, before any work) unless ``overwrite``."""
+    from .reporting import refuse_overwrite, write_table
+
     started = time.time()
+    if out is not None:
+        refuse_overwrite(out, overwrite, FileExistsError)
     triplets = nearmiss_triplets(source)
     if limit:
         triplets = sample_per_category(triplets, limit, seed)
@@ -127,8 +133,6 @@ def run_nearmiss(
     markdown = shown.to_markdown(index=False)
     print(markdown)
     if out is not None:
-        from .reporting import write_table
-
         title = f"near-miss triplets ({source}{f', {limit} per category, seed {seed}' if limit else ''}) with controls"
         legend = LEGEND.format(k=distractors, seed=seed)
         write_table(shown, Path(out), title, encoder, time.time() - started, f"{legend}\n\n{markdown}")
@@ -174,7 +178,10 @@ def register(subparsers) -> None:
         default=None,
         help=f"seed of the distractor draw and of --limit's sample (default {default_of(run_nearmiss, 'seed')})",
     )
-    parser.add_argument("--out", default="experiments/results/nearmiss-baselines", help="output stem (.md/.json)")
+    parser.add_argument(
+        "--out", default="compverify-results/nearmiss", help="output stem: STEM.md and STEM.json (default %(default)s)"
+    )
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out pair")
     parser.set_defaults(func=nearmiss_command)
 
 
@@ -195,5 +202,6 @@ def nearmiss_command(args: argparse.Namespace) -> pd.DataFrame:
         limit=args.limit,
         distractors=args.distractors,
         out=args.out,
+        overwrite=args.overwrite,
         **given(args, "model", "device", "max_length", "seed"),
     )

@@ -114,17 +114,33 @@ def result_files(stem: str | Path) -> tuple[Path, Path]:
     return stem.with_name(stem.name + ".md"), stem.with_name(stem.name + ".json")
 
 
-def refuse_overwrite(stem: str | Path, overwrite: bool) -> None:
-    """Stop (SystemExit naming the files) when :func:`write_table` would replace results at ``stem`` and
-    ``overwrite`` is not set: run it before any work, so that a committed result is never replaced by accident."""
-    refuse_existing(result_files(stem), overwrite)
+def refuse_overwrite(stem: str | Path, overwrite: bool, error: type[BaseException] = SystemExit) -> None:
+    """Stop (``error`` naming the files) when :func:`write_table` would replace results at ``stem`` and
+    ``overwrite`` is not set: run it before any work, so that a committed result is never replaced by accident.
+    Scripts stop with SystemExit; the package's functions raise FileExistsError, which the CLI prints in one line."""
+    refuse_existing(result_files(stem), overwrite, error)
 
 
-def refuse_existing(files, overwrite: bool) -> None:
-    """Stop (SystemExit naming those that exist) when any of ``files`` exists and ``overwrite`` is not set."""
+def refuse_existing(files, overwrite: bool, error: type[BaseException] = SystemExit) -> None:
+    """Stop (``error`` naming those that exist) when any of ``files`` exists and ``overwrite`` is not set."""
     held = [str(f) for f in files if Path(f).exists()]
     if held and not overwrite:
-        raise SystemExit(f"{' and '.join(held)}: already written; pass --overwrite or another --out")
+        raise error(f"{' and '.join(held)}: already written; pass --overwrite or choose another output")
+
+
+def json_records(table: pd.DataFrame) -> list[dict]:
+    """The rows of ``table`` as JSON-ready dicts, float columns at full precision (NaN: None). pandas' ``to_json``
+    keeps 10 decimals, so a p-value of 3.5e-11 was written as 0.0.
+
+    >>> json_records(pd.DataFrame({"name": ["a", "b"], "p": [3.5e-11, float("nan")]}))
+    [{'name': 'a', 'p': 3.5e-11}, {'name': 'b', 'p': None}]
+    """
+    records = json.loads(table.to_json(orient="records"))
+    for column in table.columns:
+        if pd.api.types.is_float_dtype(table[column]):
+            for record, value in zip(records, table[column]):
+                record[str(column)] = None if pd.isna(value) else float(value)
+    return records
 
 
 def write_table(
@@ -143,7 +159,7 @@ def write_table(
         "cpu_cores": os.cpu_count(),
         "versions": {m: _version(m) for m in ("pyterrier", "pyterrier_dr", "pyterrier_pisa", "torch", "transformers")},
     }
-    records = json.loads(table.to_json(orient="records"))
+    records = json_records(table)
     json_file.write_text(json.dumps({**info, "results": records}, indent=2) + "\n")
     lines = [
         f"# {title}",

@@ -98,7 +98,7 @@ def test_train_encoder_options_reach_the_config_and_the_rows(tmp_path, monkeypat
 
 
 def test_evaluate_writes_under_compverify_results_by_default(tiny_encoder, tmp_path, monkeypatch, capsys):
-    from pyterrier_compverify import Verifier, evaluate
+    from pyterrier_compverify import Verifier, evaluate, pipelines
     from pyterrier_compverify.demo import DemoCollection
     from pyterrier_compverify.scoring import build_head
 
@@ -114,7 +114,8 @@ def test_evaluate_writes_under_compverify_results_by_default(tiny_encoder, tmp_p
     argv = ["evaluate", "tiny", "--model", tiny_encoder.model_name, "--max-length", "16", "--device", "cpu"]
     Verifier.save(tmp_path / "f1w", tiny_encoder, build_head("F1w", dim=tiny_encoder.dim), "F1w")
     argv += ["--fusion", "--fusion-head", str(tmp_path / "f1w"), "--fusion-depth", "4"]
-    main([*argv, "--index-dir", str(tmp_path / "indices"), "--rerankers", f"maxsim,{tmp_path / 'f3'}"])
+    argv += ["--index-dir", str(tmp_path / "indices"), "--rerankers", f"maxsim,{tmp_path / 'f3'}"]
+    main(argv)
     written = tmp_path / "compverify-results" / "evaluate-compverify-demo"
     assert written.with_suffix(".md").is_file() and written.with_suffix(".json").is_file()
     printed = capsys.readouterr().out
@@ -122,6 +123,19 @@ def test_evaluate_writes_under_compverify_results_by_default(tiny_encoder, tmp_p
     assert f"Dense >> {tmp_path / 'f3'}@100" in printed  # a trained verifier folder as a reranker
     assert "(Dense, BM25)@4 >> WeightedMaxSim + BM25" in printed  # --fusion with an F1w folder
     assert "nDCG@10" in printed and "p-value" not in printed  # the summary table, not all columns
+
+    # a second run into the same folder is refused in one line before anything is encoded; --overwrite goes on
+    def encoding(*args, **kwargs):
+        raise RuntimeError("encoding")
+
+    monkeypatch.setattr(pipelines, "build_indices", encoding)
+    stem = "compverify-results/evaluate-compverify-demo"
+    assert _one_line_error(argv, capsys) == (
+        f"compverify evaluate: error: {stem}.md and {stem}.json: already written; pass --overwrite or choose another "
+        "output"
+    )
+    with pytest.raises(RuntimeError, match="encoding"):
+        main([*argv, "--overwrite"])
 
 
 @pytest.mark.parametrize("head", ["packaged", "F3"])

@@ -246,6 +246,13 @@ def test_nearmiss_command_writes_the_table(tmp_path, monkeypatch, tiny_model_dir
     assert "headline" in capsys.readouterr().out
     with pytest.raises(ValueError, match="unknown scorer"):
         nearmiss_report.named_scorers(["nope"], None)
+    with pytest.raises(FileExistsError, match=r"nm\.md and .*nm\.json: already written; pass --overwrite"):
+        nearmiss_report.run_nearmiss(scorers=["jaccard"], out=out)  # refused before the triplets are read
+    assert (
+        nearmiss_report.run_nearmiss(scorers=["jaccard"], distractors=0, out=out, overwrite=True)["scorer"]
+        .eq("jaccard")
+        .all()
+    )
 
 
 def test_limit_draws_a_seeded_sample_of_each_category_not_its_first_rows():

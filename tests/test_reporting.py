@@ -42,6 +42,17 @@ def test_write_table_keeps_a_dot_in_the_stem(tmp_path):
     assert names == [f"{s}.{x}" for s in ("dev-tau0.05", "dev-tau0.1", "plain") for x in ("json", "md")]
 
 
+def test_write_table_keeps_small_p_values(tmp_path):
+    import json
+
+    from pyterrier_compverify.reporting import write_table
+
+    table = pd.DataFrame({"name": ["a", "b"], "n": [3, 4], "p": [3.5e-11, float("nan")]})
+    write_table(table, tmp_path / "run", "t", None, 1.0)
+    rows = json.loads((tmp_path / "run.json").read_text())["results"]
+    assert rows == [{"name": "a", "n": 3, "p": 3.5e-11}, {"name": "b", "n": 4, "p": None}]  # to_json wrote 0.0
+
+
 def test_refuse_overwrite_stops_on_either_file_of_the_pair_however_the_stem_is_written(tmp_path):
     from pyterrier_compverify.reporting import refuse_overwrite, write_table
 
@@ -106,5 +117,5 @@ def test_each_results_script_refuses_its_committed_default_out(script, argv, mon
     monkeypatch.chdir(root)  # the defaults are relative to the repository root
     monkeypatch.syspath_prepend(str(root / Path(script).parent))  # benchmarks import their sibling helpers
     monkeypatch.setattr(sys, "argv", [script, *argv])
-    with pytest.raises(SystemExit, match="already written; pass --overwrite or another --out"):
+    with pytest.raises(SystemExit, match="already written; pass --overwrite or choose another output"):
         runpy.run_path(str(root / script), run_name="__main__")
