@@ -15,7 +15,6 @@ looking at the fusion's 14 lowest-scoring queries, 9 of which are in the sample;
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -26,12 +25,12 @@ import pandas as pd
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets.capretrieval import query_types
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices, fusion_pipeline
-from pyterrier_compverify.reporting import refuse_existing, refuse_overwrite, write_table
+from pyterrier_compverify.reporting import write_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from capretrieval_best import TARGET, task  # noqa: E402
 from query_ndcg import ceiling, per_query  # noqa: E402
-from readings import keyed_reading, labelled_rows, wilson  # noqa: E402
+from readings import keyed_reading, labelled_rows, reading_study, wilson  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "capretrieval-errors"
 CAUSES = ("KNOWLEDGE", "TRAP", "OTHER")
@@ -144,21 +143,13 @@ def summarise(args) -> None:
     print(markdown)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("stage", choices=["sample", "summarise"])
+def options(parser) -> None:
     parser.add_argument("--queries", type=int, default=60, help="how many of the largest-gap queries to sample")
     parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR))
-    parser.add_argument("--out", default=str(OUT))
-    parser.add_argument("--overwrite", action="store_true", help="replace the stage's existing files in --out")
-    args = parser.parse_args()
-    out = Path(args.out)
-    if args.stage == "sample":
-        refuse_existing([out / "sample.md", out / "key.json"], args.overwrite)
-    else:
-        refuse_overwrite(out / "summary", args.overwrite)
-    cv.setup_local_data()
-    (sample if args.stage == "sample" else summarise)(args)
+
+
+def main() -> None:
+    reading_study(__doc__, OUT, sample, summarise, options)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ before the sample was drawn; their examples are the writer's own, and one ("ille
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import json
 import re
@@ -29,10 +28,10 @@ import pandas as pd
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets.nearmiss import condaqa_triplets
 from pyterrier_compverify.measures import nearmiss_scores
-from pyterrier_compverify.reporting import refuse_existing, refuse_overwrite, write_table
+from pyterrier_compverify.reporting import write_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readings import keyed_reading, labelled_rows, wilson  # noqa: E402
+from readings import keyed_reading, labelled_rows, reading_study, wilson  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "condaqa-errors"
 NEAR_MISS_KINDS = ("CUE-DELETED", "AFFIXAL", "LEXICAL", "WIDER")
@@ -134,18 +133,7 @@ def summarise(args) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("stage", choices=["sample", "summarise"])
-    parser.add_argument("--out", default=str(OUT))
-    parser.add_argument("--overwrite", action="store_true", help="replace the stage's existing files in --out")
-    args = parser.parse_args()
-    out = Path(args.out)
-    if args.stage == "sample":
-        refuse_existing([out / "sample.md", out / "key.json"], args.overwrite)
-    else:
-        refuse_overwrite(out / "summary", args.overwrite)
-    cv.setup_local_data()
-    (sample if args.stage == "sample" else summarise)(args)
+    reading_study(__doc__, OUT, sample, summarise)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,13 @@
 """Tables written by an independent reader: one row per numbered item, each labelled with words from fixed sets;
-and the Wilson interval their counts are reported with."""
+the Wilson interval their counts are reported with; and the two-stage command of a reading study (``sample`` for
+the reader, ``summarise`` of what they wrote)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -51,3 +54,27 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return centre - half, centre + half
+
+
+def reading_study(doc: str, out: Path, sample: Callable, summarise: Callable, add_options=None) -> None:
+    """The command line of a reading study: ``sample`` writes ``sample.md`` and ``key.json`` into ``--out`` for
+    the reader, ``summarise`` reads their ``reading.md`` into ``summary.{md,json}``. Each stage refuses its existing
+    files (``--overwrite`` replaces them) before the data folder is set up; ``add_options(parser)`` adds a study's
+    own options. The stage's function gets the parsed arguments."""
+    import pyterrier_compverify as cv
+    from pyterrier_compverify.reporting import refuse_existing, refuse_overwrite
+
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("stage", choices=["sample", "summarise"])
+    if add_options is not None:
+        add_options(parser)
+    parser.add_argument("--out", default=str(out))
+    parser.add_argument("--overwrite", action="store_true", help="replace the stage's existing files in --out")
+    args = parser.parse_args()
+    folder = Path(args.out)
+    if args.stage == "sample":
+        refuse_existing([folder / "sample.md", folder / "key.json"], args.overwrite)
+    else:
+        refuse_overwrite(folder / "summary", args.overwrite)
+    cv.setup_local_data()
+    (sample if args.stage == "sample" else summarise)(args)
