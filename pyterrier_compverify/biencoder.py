@@ -62,6 +62,7 @@ class BiEncoder(TokenEncoder):
         mode: str = "create",
         token_states: bool = True,
         codec: str | dict | None = None,
+        verbose: bool = True,
     ) -> BiEncoderIndex:
         """Encode ``docs`` (dicts or a DataFrame with docno and text) once into the folder ``path``: pooled vectors
         in ``path/dense`` (FlexIndex) and, with ``token_states``, token states in ``path/tokens`` (TokenStore),
@@ -70,7 +71,8 @@ class BiEncoder(TokenEncoder):
         ``mode``: ``"create"`` refuses an existing index, ``"reuse"`` opens a complete one built by this encoder
         (and builds it otherwise; one whose store has another codec than a given ``codec`` is refused), ``"overwrite"``
         rebuilds it. Parts are built beside their place and moved there only when complete; duplicate or missing
-        docnos are refused."""
+        docnos are refused. ``verbose``: a progress bar over the documents (with a total where ``docs`` has a
+        length), whatever the encoder's own ``verbose``."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         path = Path(path)
@@ -90,14 +92,14 @@ class BiEncoder(TokenEncoder):
         store = TokenStore(path / TOKENS_DIR)
         flex = self.flex_index(path / DENSE_DIR)
         overwrite = mode != "create"
+        if not overwrite and any((path / part).exists() for part in (DENSE_DIR, TOKENS_DIR)):
+            raise FileExistsError(f"{path} already exists; pass mode='reuse' or mode='overwrite'")
         if token_states:
-            indexer = store.indexer(self, flex_index=flex, verbose=self.verbose, overwrite=overwrite, codec=wanted)
+            indexer = store.indexer(self, flex_index=flex, verbose=verbose, overwrite=overwrite, codec=wanted)
             indexer.index(_unique_docnos(docs))
         else:
-            if (path / DENSE_DIR).exists() and not overwrite:
-                raise FileExistsError(f"{path} already exists; pass mode='reuse' or mode='overwrite'")
             mode_flex = "overwrite" if overwrite else "create"
-            (self.doc_encoder() >> flex.indexer(mode=mode_flex)).index(_unique_docnos(docs))
+            (self.doc_encoder(verbose=verbose) >> flex.indexer(mode=mode_flex)).index(_unique_docnos(docs))
         return self.open_index(path)
 
     def open_index(self, path: str | os.PathLike) -> BiEncoderIndex:
@@ -117,7 +119,7 @@ class BiEncoder(TokenEncoder):
         built by this encoder; None when it needs building."""
         if not (path / DENSE_DIR / "pt_meta.json").is_file():
             return None
-        if token_states and not TokenStore(path / TOKENS_DIR).built:
+        if token_states and not TokenStore(path / TOKENS_DIR).built():
             return None
         return self.open_index(path)
 

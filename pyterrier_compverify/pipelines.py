@@ -106,7 +106,7 @@ def standard_pipelines(
     MaxSim from the TokenStore). A reranker named ``MaxSim`` also reranks BM25's top ``depth`` (a control:
     the same reranker over lexical recall)."""
     bm25 = bm25_pipeline(indices.pisa, language=indices.language)
-    dense = encoder.query_encoder() >> indices.flex.retriever(num_results=1000, drop_query_vec=True)
+    dense = encoder.query_token_encoder() >> indices.flex.retriever(num_results=1000, drop_query_vec=True)
     if rerankers is None:
         rerankers = {"MaxSim": MaxSim(encoder, store=indices.store)}
     pipelines = {"BM25": bm25, "Dense": dense}
@@ -136,7 +136,7 @@ def fusion_pipeline(
     if weighted is None:
         weighted = WeightedMaxSim(encoder=encoder, store=indices.store, verbose=verbose)
     bm25 = bm25_pipeline(indices.pisa, language=indices.language)
-    dense = encoder.query_encoder() >> indices.flex.retriever(num_results=depth, drop_query_vec=True)
+    dense = encoder.query_token_encoder() >> indices.flex.retriever(num_results=depth, drop_query_vec=True)
     fusion = ScoreFusion({"wmaxsim": weighted, "bm25": bm25}, weights=FUSION_WEIGHTS, retrievers=("bm25",))
     return (dense | bm25 % depth) >> fusion
 

@@ -79,8 +79,9 @@ def test_dense_only_index_then_reranker_names_the_fix(model, tmp_path):
 
 
 def test_modes_create_reuse_overwrite(model, index):
-    with pytest.raises(FileExistsError, match="mode='reuse' or mode='overwrite'|overwrite"):
-        model.index(DOCS, index.path)
+    for token_states in (True, False):  # the hint names this method's option, not the store's overwrite=True
+        with pytest.raises(FileExistsError, match=r"already exists; pass mode='reuse' or mode='overwrite'$"):
+            model.index(DOCS, index.path, token_states=token_states)
     states = index.path / "tokens"
     before = states.stat().st_mtime_ns
     reused = model.index(iter(()), index.path, mode="reuse")  # nothing to encode: the built index is opened
@@ -89,6 +90,22 @@ def test_modes_create_reuse_overwrite(model, index):
     assert len(rebuilt.store) == 2
     with pytest.raises(ValueError, match="mode must be one of"):
         model.index(DOCS, index.path, mode="append")
+
+
+def test_indexing_shows_a_bar_with_a_total_unless_told_not_to(model, tmp_path, capfd):
+    assert not model.verbose  # the encoder's own setting does not hide the one long pass
+    model.index(DOCS, tmp_path / "shown.index")
+    assert f"token store: 100%|██████████| {len(DOCS)}/{len(DOCS)}" in capfd.readouterr().err
+    model.index(DOCS, tmp_path / "quiet.index", verbose=False)
+    assert "token store" not in capfd.readouterr().err
+
+
+def test_reuse_rebuilds_an_index_whose_token_store_is_missing(model, tmp_path):
+    dense_only = model.index(DOCS, tmp_path / "partial.index", token_states=False)  # or killed between the swaps
+    assert dense_only.store is None
+    reused = model.index(DOCS, dense_only.path, mode="reuse")
+    assert reused.store is not None and len(reused.store) == len(DOCS)
+    assert model.index(iter(()), dense_only.path, mode="reuse").store is not None  # now complete: opened as it is
 
 
 def test_reuse_refuses_an_index_of_another_encoder(index, tiny_model_dir):

@@ -104,6 +104,7 @@ GUARDED = [
     ("benchmarks/mapverifier.py", []),
     ("benchmarks/maxsim_store.py", []),
     ("benchmarks/verifier_training.py", []),
+    ("benchmarks/query_once.py", []),
 ]
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..parser import english_parser
+from ..spacy_english import english_parser
 from .collocations import Collocations
 from .edit import Candidate, Edit
 from .filters import check_input, filter_edit

@@ -38,7 +38,7 @@ def _parser():
     try:
         from ...spacy_english import english_parser
     except ImportError:  # older checkouts
-        from ...parser import english_parser
+        from ...spacy_english import english_parser
     return english_parser()
 
 
