@@ -22,7 +22,7 @@ setup(
         "pyterrier-alpha>=0.12",
         "pyterrier-dr>=0.8",
         "pyterrier-pisa>=0.4",
-        "transformers>=4.40",
+        "transformers>=5.0",  # training: warmup_steps below 1 is a fraction (5.x; sentence-transformers 6 needs it)
         "sentence-transformers>=6.0",
         "ir-datasets>=0.5.10",  # registers nano-beir/<name> (NanoBEIR)
         "ir-measures>=0.3.7",

@@ -60,7 +60,8 @@ def test_demo_runs_and_dense_matches_plain_sentence_transformers(tmp_path, capsy
     assert "Dense >> MaxSim@100" in printed and "near-misses" in printed
     exp = tables["experiment"]
     assert list(exp["name"]) == ["BM25", "Dense", "Dense >> MaxSim@100"]
-    assert ((exp["nDCG@10"] >= 0) & (exp["nDCG@10"] <= 1)).all()
+    ndcg = exp.set_index("name")["nDCG@10"]  # the demo's point: each stage ranks the relevant text higher
+    assert ndcg["BM25"] < ndcg["Dense"] < ndcg["Dense >> MaxSim@100"] <= 1, ndcg.to_dict()  # 0.513 / 0.752 / 0.805
     assert len(tables["Dense"]) == 12
 
     import pyterrier as pt

@@ -106,6 +106,14 @@ def test_in_a_pipeline_with_experiment(tiny_encoder, store):
     pipe = first_stage >> MaxSim(tiny_encoder, store=store)
     res = pt.Experiment([first_stage, pipe], topics, qrels, ["map"], names=["first", "maxsim"])
     assert list(res["name"]) == ["first", "maxsim"]
+    # the Experiment scores the reranked order: AP by hand from the reranker's own ranks
+    ranked = pipe(topics)
+    relevant = set(zip(qrels["qid"], qrels["docno"]))
+    ap = [
+        1 / int(rows.loc[[(q, d) in relevant for q, d in zip(rows["qid"], rows["docno"])], "rank"].iloc[0] + 1)
+        for _, rows in ranked.groupby("qid")
+    ]  # one relevant document per query: AP = 1 / its 1-based rank
+    assert res.set_index("name").loc["maxsim", "map"] == pytest.approx(sum(ap) / len(ap))
     assert repr(MaxSim(tiny_encoder, store=store)).startswith("MaxSim(TokenEncoder(")
 
 

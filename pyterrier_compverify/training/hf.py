@@ -33,7 +33,7 @@ def training_arguments(args_class, checkpoints: Path, config, *, lr: float, use_
         per_device_train_batch_size=config.batch_size,
         learning_rate=lr,
         weight_decay=config.weight_decay,
-        warmup_steps=config.warmup,
+        warmup_steps=config.warmup,  # transformers 5 reads a float below 1 as a fraction (warmup_ratio is gone)
         lr_scheduler_type="linear",
         seed=config.seed,
         data_seed=config.seed,
