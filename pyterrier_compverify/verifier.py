@@ -285,8 +285,7 @@ class Verifier(pt.Artifact):
         heads)."""
         spec = head_spec(self.meta["head"])
         if spec.learned:
-            cls = {"F4": MapVerifier, "F3": MapCNN, "F1w": WeightedMaxSim}.get(spec.name, TrainedHeadReranker)
-            return cls(self, **kwargs)
+            return LEARNED_RERANKERS[spec.reranker](self, **kwargs)  # the class the head's registry entry names
         encoder = self.load_encoder(encoder=kwargs.pop("encoder", None), device=kwargs.get("device"))
         return getattr(rerank, spec.reranker)(encoder, **kwargs)
 
@@ -378,6 +377,9 @@ class WeightedMaxSim(TrainedHeadReranker):
                 "(cv.MapVerifier, cv.MapCNN); drop penalty="
             )
         super().__init__(verifier, penalty=False, **kwargs)
+
+
+LEARNED_RERANKERS = {cls.__name__: cls for cls in (TrainedHeadReranker, MapVerifier, MapCNN, WeightedMaxSim)}
 
 
 def default_verifier_path(head: str) -> str:

@@ -46,3 +46,19 @@ def test_pad_token_states_from_fp16_numpy():
 def test_pad_token_states_rejects_empty():
     with pytest.raises(ValueError, match="at least one"):
         pad_token_states([])
+
+
+def test_each_registered_head_names_a_reranker_that_exists():
+    """``Verifier.reranker()`` builds the class a head's registry entry names: learned heads' from
+    ``verifier.LEARNED_RERANKERS``, weight-free heads' from ``rerank``."""
+    from pyterrier_compverify import rerank
+    from pyterrier_compverify.scoring.registry import HEADS
+    from pyterrier_compverify.verifier import LEARNED_RERANKERS
+
+    assert {"F4", "F3", "F1w", "AF", "F1", "Pooled"} <= set(HEADS)
+    for spec in HEADS.values():
+        if spec.learned:
+            assert spec.reranker in LEARNED_RERANKERS, spec.name
+        else:
+            assert isinstance(getattr(rerank, spec.reranker), type), spec.name
+    assert LEARNED_RERANKERS[HEADS["F4"].reranker].HEAD == "F4"
