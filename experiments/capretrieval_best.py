@@ -47,7 +47,7 @@ from pyterrier_compverify.training.interpolate import interpolate_encoders
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import capretrieval as cr  # noqa: E402  (the in-domain pool, its queries and the leakage filter)
-from dev_rule import best_on_dev  # noqa: E402
+from dev_rule import MARGIN, best_on_dev  # noqa: E402
 
 TARGET = "compverify/capretrieval/en"
 TESTS = [TARGET, "irds:beir/scifact/test", "irds:cranfield"]
@@ -393,7 +393,7 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=2e-5)
     parser.add_argument("--mix-scifact", type=float, default=0.0, help="share of SciFact train rows in training")
     parser.add_argument("--fp32", action="store_true", help="train in fp32 (bf16 is slower on CPUs without AMX)")
-    parser.add_argument("--dev-margin", type=float, default=0.005)
+    parser.add_argument("--dev-margin", type=float, default=MARGIN)
     parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR / "capretrieval-best"))
     parser.add_argument("--work", default=str(DEFAULT_INDEX_DIR / "capretrieval-finetune"))
     parser.add_argument("--out", default="experiments/results/capretrieval-best")

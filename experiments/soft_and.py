@@ -34,7 +34,8 @@ from pyterrier_compverify.verifier import default_verifier_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from capretrieval_best import DEVS, TESTS  # noqa: E402
-from token_weights import MARGIN, POOLS, choose, evaluate  # noqa: E402
+from dev_rule import MARGIN  # noqa: E402
+from token_weights import POOLS, choose, evaluate  # noqa: E402
 
 
 class Floored(torch.nn.Module):

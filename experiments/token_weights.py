@@ -46,7 +46,7 @@ from pyterrier_compverify.scoring.packed_maxsim import weighted_mean
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from capretrieval_best import DEVS, TESTS, Passages, image_queries, scifact_train_split, task  # noqa: E402
 from cross_encoder import content_stems  # noqa: E402
-from dev_rule import GUARD, MARGIN, best_on_dev  # noqa: E402
+from dev_rule import DEV_GUARD, MARGIN, best_on_dev  # noqa: E402
 from idf_maxsim import TREC, row_maxima  # noqa: E402
 
 from pyterrier_compverify.datasets.capretrieval import query_types  # noqa: E402
@@ -206,7 +206,7 @@ def choose(dev: pd.DataFrame, seed: int | None = None) -> str:
     dev:scifact-train, among plain MaxSim and the systems named ``s<seed> ...`` (every system for no seed)."""
     plain = dev[dev["system"] == "MaxSim"].iloc[0]
     mine = dev if seed is None else dev[dev["system"].str.startswith(f"s{seed} ") | (dev["system"] == "MaxSim")]
-    return mine.loc[best_on_dev(mine, plain[GUARD] - MARGIN), "system"]
+    return mine.loc[best_on_dev(mine, plain[DEV_GUARD] - MARGIN), "system"]
 
 
 def main() -> None:

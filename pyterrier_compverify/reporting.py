@@ -4,6 +4,7 @@ provenance (command, encoder, date, time, versions)."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import shlex
 import sys
@@ -117,7 +118,8 @@ def result_files(stem: str | Path) -> tuple[Path, Path]:
 def refuse_overwrite(stem: str | Path, overwrite: bool, error: type[BaseException] = SystemExit) -> None:
     """Stop (``error`` naming the files) when :func:`write_table` would replace results at ``stem`` and
     ``overwrite`` is not set: run it before any work, so that a committed result is never replaced by accident.
-    Scripts stop with SystemExit; the package's functions raise FileExistsError, which the CLI prints in one line."""
+    Scripts stop with SystemExit; the package's functions raise FileExistsError (the CLI prints it in one line), whose
+    message names both the argument and the command-line option."""
     refuse_existing(result_files(stem), overwrite, error)
 
 
@@ -125,21 +127,22 @@ def refuse_existing(files, overwrite: bool, error: type[BaseException] = SystemE
     """Stop (``error`` naming those that exist) when any of ``files`` exists and ``overwrite`` is not set."""
     held = [str(f) for f in files if Path(f).exists()]
     if held and not overwrite:
-        raise error(f"{' and '.join(held)}: already written; pass --overwrite or choose another output")
+        option = "--overwrite" if error is SystemExit else "overwrite=True (--overwrite)"  # a script, or a function
+        raise error(f"{' and '.join(held)}: already written; pass {option} or choose another output")
 
 
 def json_records(table: pd.DataFrame) -> list[dict]:
-    """The rows of ``table`` as JSON-ready dicts, float columns at full precision (NaN: None). pandas' ``to_json``
-    keeps 10 decimals, so a p-value of 3.5e-11 was written as 0.0.
+    """The rows of ``table`` as JSON-ready dicts, float64 columns at full precision (NaN and infinities: None, as
+    ``to_json`` writes them). pandas' ``to_json`` keeps 10 decimals, so a p-value of 3.5e-11 was written as 0.0.
 
-    >>> json_records(pd.DataFrame({"name": ["a", "b"], "p": [3.5e-11, float("nan")]}))
+    >>> json_records(pd.DataFrame({"name": ["a", "b"], "p": [3.5e-11, float("inf")]}))
     [{'name': 'a', 'p': 3.5e-11}, {'name': 'b', 'p': None}]
     """
     records = json.loads(table.to_json(orient="records"))
     for column in table.columns:
-        if pd.api.types.is_float_dtype(table[column]):
+        if table[column].dtype == "float64":
             for record, value in zip(records, table[column]):
-                record[str(column)] = None if pd.isna(value) else float(value)
+                record[str(column)] = float(value) if math.isfinite(value) else None
     return records
 
 

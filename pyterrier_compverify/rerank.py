@@ -204,24 +204,35 @@ class TokenReranker(pt.Transformer):
             yield batch
 
     def _query_states(self, inp: pd.DataFrame) -> tuple[np.ndarray, list[torch.Tensor]]:
-        """Row -> distinct query number, and each distinct query's (m, d) token states: from a ``query_toks``
-        column made by a compatible encoder (one forward pass shared with the first stage), else encoded here."""
+        """Row -> distinct query number, and each distinct query's (m, d) token states: from the ``query_toks`` of
+        any of its rows made by a compatible encoder (one forward pass shared with the first stage; a union with
+        another first stage leaves some rows without), else encoded here."""
         codes, texts = pd.factorize(inp["query"], use_na_sentinel=False)  # each distinct value checked once
         texts = check_texts(texts, "query")
+        states: list[torch.Tensor | None] = [None] * len(texts)
         if "query_toks" in inp.columns:
-            first = inp["query_toks"].to_numpy()[pd.Series(codes).drop_duplicates().index.to_numpy()]
+            toks = inp["query_toks"].to_numpy()
+            held = np.fromiter((isinstance(t, QueryTokens) for t in toks), dtype=bool, count=len(toks))
             spec = self.encoder.spec
-            if all(isinstance(t, QueryTokens) and spec.compatible(t.spec) for t in first):
-                return codes, [t.states for t in first]
-        states = self.encoder.encode(list(texts), batch_size=self.batch_size, verbose=self.verbose, what="query")
-        return codes, states.token_states
+            for code, row in pd.Series(np.flatnonzero(held)).groupby(codes[held]).first().items():
+                if spec.compatible(toks[row].spec):
+                    states[code] = toks[row].states
+        missing = [q for q, state in enumerate(states) if state is None]
+        if missing:
+            encoded = self.encoder.encode(
+                [texts[q] for q in missing], batch_size=self.batch_size, verbose=self.verbose, what="query"
+            )
+            for q, state in zip(missing, encoded.token_states):
+                states[q] = state
+        return codes, states
 
     def _first_stage_store(self, inp: pd.DataFrame) -> TokenStore | None:
         """The token store of the index the first stage retrieved from, when its ``query_toks`` name one (see
         ``query_tokens``); a store made by another encoder than this reranker's is refused with the fix."""
         if "query_toks" not in inp.columns:
             return None
-        store = getattr(inp["query_toks"].iat[0], "store", None)
+        first = next((t for t in inp["query_toks"] if isinstance(t, QueryTokens)), None)  # a union: some rows lack it
+        store = getattr(first, "store", None)
         if store is None:
             return None
         mismatch = store.spec.mismatch(self.encoder.spec)

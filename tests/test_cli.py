@@ -131,8 +131,8 @@ def test_evaluate_writes_under_compverify_results_by_default(tiny_encoder, tmp_p
     monkeypatch.setattr(pipelines, "build_indices", encoding)
     stem = "compverify-results/evaluate-compverify-demo"
     assert _one_line_error(argv, capsys) == (
-        f"compverify evaluate: error: {stem}.md and {stem}.json: already written; pass --overwrite or choose another "
-        "output"
+        f"compverify evaluate: error: {stem}.md and {stem}.json: already written; pass overwrite=True (--overwrite) "
+        "or choose another output"
     )
     with pytest.raises(RuntimeError, match="encoding"):
         main([*argv, "--overwrite"])

@@ -246,8 +246,14 @@ def test_nearmiss_command_writes_the_table(tmp_path, monkeypatch, tiny_model_dir
     assert "headline" in capsys.readouterr().out
     with pytest.raises(ValueError, match="unknown scorer"):
         nearmiss_report.named_scorers(["nope"], None)
-    with pytest.raises(FileExistsError, match=r"nm\.md and .*nm\.json: already written; pass --overwrite"):
-        nearmiss_report.run_nearmiss(scorers=["jaccard"], out=out)  # refused before the triplets are read
+
+    def unread(source):
+        raise AssertionError("the triplets were read before the refusal")
+
+    monkeypatch.setattr(nearmiss_report, "nearmiss_triplets", unread)
+    with pytest.raises(FileExistsError, match=r"nm\.md and .*nm\.json: already written; pass overwrite=True"):
+        nearmiss_report.run_nearmiss(scorers=["jaccard"], out=out)
+    monkeypatch.setattr(nearmiss_report, "nearmiss_triplets", lambda source: TRIPLETS)
     assert (
         nearmiss_report.run_nearmiss(scorers=["jaccard"], distractors=0, out=out, overwrite=True)["scorer"]
         .eq("jaccard")

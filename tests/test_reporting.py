@@ -47,10 +47,13 @@ def test_write_table_keeps_small_p_values(tmp_path):
 
     from pyterrier_compverify.reporting import write_table
 
-    table = pd.DataFrame({"name": ["a", "b"], "n": [3, 4], "p": [3.5e-11, float("nan")]})
+    table = pd.DataFrame({"name": ["a", "b"], "n": [3, 4], "p": [3.5e-11, float("nan")], "inf": [float("inf"), 1.5]})
     write_table(table, tmp_path / "run", "t", None, 1.0)
-    rows = json.loads((tmp_path / "run.json").read_text())["results"]
-    assert rows == [{"name": "a", "n": 3, "p": 3.5e-11}, {"name": "b", "n": 4, "p": None}]  # to_json wrote 0.0
+    rows = json.loads((tmp_path / "run.json").read_text())["results"]  # strict JSON: no NaN or Infinity tokens
+    assert rows == [
+        {"name": "a", "n": 3, "p": 3.5e-11, "inf": None},  # to_json wrote p as 0.0
+        {"name": "b", "n": 4, "p": None, "inf": 1.5},
+    ]
 
 
 def test_refuse_overwrite_stops_on_either_file_of_the_pair_however_the_stem_is_written(tmp_path):

@@ -113,7 +113,8 @@ def test_in_a_pipeline_with_experiment(tiny_encoder, store):
         1 / int(rows.loc[[(q, d) in relevant for q, d in zip(rows["qid"], rows["docno"])], "rank"].iloc[0] + 1)
         for _, rows in ranked.groupby("qid")
     ]  # one relevant document per query: AP = 1 / its 1-based rank
-    assert res.set_index("name").loc["maxsim", "map"] == pytest.approx(sum(ap) / len(ap))
+    scores = res.set_index("name")["map"]
+    assert scores["maxsim"] == pytest.approx(sum(ap) / len(ap)) and scores["first"] != pytest.approx(scores["maxsim"])
     assert repr(MaxSim(tiny_encoder, store=store)).startswith("MaxSim(TokenEncoder(")
 
 
@@ -138,3 +139,16 @@ def test_query_tokens_from_the_first_stage_are_not_encoded_again(tiny_encoder, m
     again = MaxSim(tiny_encoder)(foreign).sort_values(["qid", "docno"])
     assert calls == ["query", "document"]
     np.testing.assert_allclose(again["score"], expected["score"], atol=1e-6)
+    # a union with another first stage (BM25) leaves some rows without query_toks: a query with them on any row
+    # is not encoded again, only a query with none (here "2")
+    union = frame.sort_values(["qid", "docno"]).reset_index(drop=True)
+    union["query_toks"] = [None, union["query_toks"][1], None]  # rows: (1, a) BM25-only, (1, b), (2, a) BM25-only
+    encoded_queries = []
+    monkeypatch.setattr(
+        tiny_encoder,
+        "encode",
+        lambda texts, **kw: encoded_queries.extend(texts if kw["what"] == "query" else []) or encode(texts, **kw),
+    )
+    mixed = MaxSim(tiny_encoder)(union).sort_values(["qid", "docno"])
+    assert encoded_queries == ["a dog"]
+    np.testing.assert_allclose(mixed["score"], expected["score"], atol=1e-6)

@@ -35,10 +35,8 @@ _RULES = {**NEAR_MISS_RULES, "paraphrase": paraphrase}
 
 
 def _parser():
-    try:
-        from ...spacy_english import english_parser
-    except ImportError:  # older checkouts
-        from ...spacy_english import english_parser
+    from ...spacy_english import english_parser
+
     return english_parser()
 
 
