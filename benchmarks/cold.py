@@ -27,12 +27,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from interleaved import interleave, load_average, ratio, spread, write_results
+from interleaved import benchmark_args, interleave, load_average, ratio, spread, write_results
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets import load_collection
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices
-from pyterrier_compverify.reporting import refuse_overwrite
 from pyterrier_compverify.scoring import build_head, score_aligned
 from pyterrier_compverify.scoring.simmap import normalise_states
 
@@ -98,11 +97,7 @@ def main() -> None:
     parser.add_argument("--dataset", default="irds:beir/scifact/test")
     parser.add_argument("--queries", type=int, default=5, help="every k-th query of the topics, this many")
     parser.add_argument("--depth", type=int, default=100)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "cold"))
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
-    args = parser.parse_args()
-    refuse_overwrite(args.out, args.overwrite)
+    args = benchmark_args(parser, "cold")
     started = time.time()
     cv.setup_local_data()
     collection = load_collection(args.dataset)

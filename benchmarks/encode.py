@@ -30,12 +30,11 @@ from pathlib import Path
 
 import pandas as pd
 import torch
-from interleaved import interleave, load_average, ratio, spread, write_results
+from interleaved import benchmark_args, interleave, load_average, ratio, spread, write_results
 from pyterrier_dr import FlexIndex
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets import load_collection
-from pyterrier_compverify.reporting import refuse_overwrite
 
 
 def min_cosine(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -53,11 +52,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", default="irds:beir/scifact/test")
     parser.add_argument("--docs", type=int, default=2000, help="first N documents of the corpus")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "encode"))
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
-    args = parser.parse_args()
-    refuse_overwrite(args.out, args.overwrite)
+    args = benchmark_args(parser, "encode")
     started = time.time()
     cv.setup_local_data()
     collection = load_collection(args.dataset)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 import torch
-from interleaved import interleave, load_average, ratio, spread, write_results
+from interleaved import benchmark_args, interleave_pipelines, ratio, spread, write_results
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets import load_collection
@@ -31,18 +31,13 @@ from pyterrier_compverify.pipelines import (
     build_indices,
     fusion_pipeline,
 )
-from pyterrier_compverify.reporting import refuse_overwrite
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dataset", default="compverify/capretrieval/en")
-    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR))
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "fusion_bm25"))
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
-    args = parser.parse_args()
-    refuse_overwrite(args.out, args.overwrite)
+    args = benchmark_args(parser, "fusion_bm25")
     started = time.time()
     cv.setup_local_data()
     collection = load_collection(args.dataset)
@@ -55,12 +50,7 @@ def main() -> None:
         f"BM25 top {FUSION_DEPTH} (the pool's run)": bm25 % FUSION_DEPTH,
         "BM25 top 1000 (the scorer's run)": bm25,
     }
-    fns = {name: (lambda p=pipeline: p(topics)) for name, pipeline in variants.items()}
-    for fn in fns.values():  # warm-up: caches, lazy loads
-        fn()
-    load_before = load_average()
-    times, results = interleave(fns, rounds=args.rounds)
-    load_after = load_average()
+    times, results, load = interleave_pipelines(variants, topics, rounds=args.rounds)
     pool = f"BM25 top {FUSION_DEPTH} (the pool's run)"
     share, per_round = ratio(times, pool, "fusion pipeline")
     table = pd.DataFrame(
@@ -80,8 +70,7 @@ def main() -> None:
         f"{', '.join(f'{100 * r:.2f}%' for r in per_round)}): the most that sharing one BM25 run could save. "
         f"Rows: what each variant returns for all queries (BM25 matches few captions of these short queries, so "
         f"the cut to {FUSION_DEPTH} removes little). {args.rounds} interleaved rounds after one warm-up of each; "
-        f"torch threads {torch.get_num_threads()}; load average "
-        f"before {load_before}, after {load_after}."
+        f"torch threads {torch.get_num_threads()}; {load}."
     )
     write_results(table, Path(args.out), "BM25's second run in the fusion pipeline", encoder, started, notes)
 

@@ -7,6 +7,7 @@ round's pair).
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import time
@@ -15,7 +16,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from pyterrier_compverify.reporting import result_files, write_table
+from pyterrier_compverify.reporting import refuse_overwrite, result_files, write_table
+
+
+def benchmark_args(parser: argparse.ArgumentParser, name: str) -> argparse.Namespace:
+    """``parser``'s arguments with the options every benchmark has: ``--rounds`` (3), ``--out`` (default
+    ``benchmarks/results/NAME``) and ``--overwrite``; an existing ``--out`` is refused before any work."""
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default %(default)s)")
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / name), help="output stem")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    args = parser.parse_args()
+    refuse_overwrite(args.out, args.overwrite)
+    return args
 
 
 def interleave(fns: dict[str, Callable], rounds: int = 3) -> tuple[dict[str, list[float]], dict]:
@@ -28,6 +40,17 @@ def interleave(fns: dict[str, Callable], rounds: int = 3) -> tuple[dict[str, lis
             results[name] = fn()
             times[name].append(time.perf_counter() - start)
     return times, results
+
+
+def interleave_pipelines(pipelines: dict, topics, rounds: int = 3) -> tuple[dict[str, list[float]], dict, str]:
+    """Each PyTerrier pipeline run once on ``topics`` as a warm-up (caches, lazy loads), then :func:`interleave`d;
+    also the load averages before and after the timed rounds, as a sentence part."""
+    fns = {name: (lambda p=pipeline: p(topics)) for name, pipeline in pipelines.items()}
+    for fn in fns.values():
+        fn()
+    before = load_average()
+    times, results = interleave(fns, rounds=rounds)
+    return times, results, f"load average before {before}, after {load_average()}"
 
 
 def ratio(times: dict[str, list[float]], slower: str, faster: str) -> tuple[float, list[float]]:

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
+from interleaved import benchmark_args
 from rerank_common import (
     PaddedCorpus,
     at_depth,
@@ -50,7 +51,7 @@ from rerank_common import (
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.encoder import fast_bf16, native_bf16
-from pyterrier_compverify.reporting import refuse_overwrite, write_table
+from pyterrier_compverify.reporting import write_table
 from pyterrier_compverify.scoring.pairs import query_verdicts
 
 
@@ -82,12 +83,8 @@ def profile_table(reranker, frame: pd.DataFrame, rows: int = 15) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--every", type=int, default=10, help="time every n-th query (30 of SciFact's 300)")
-    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--loop-queries", type=int, default=2)
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "mapverifier"))
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
-    args = parser.parse_args()
-    refuse_overwrite(args.out, args.overwrite)
+    args = benchmark_args(parser, "mapverifier")
     started = time.time()
     encoder = cv.TokenEncoder(device="cpu")
     collection, indices, top = scifact_candidates(encoder, depth=1000)

@@ -18,20 +18,17 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from interleaved import benchmark_args
 from rerank_common import PaddedCorpus, at_depth, bf16_store, conditions, interleave, ratio_cells, scifact_candidates
 
 import pyterrier_compverify as cv
-from pyterrier_compverify.reporting import refuse_overwrite, write_table
+from pyterrier_compverify.reporting import write_table
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--every", type=int, default=10, help="time every n-th query (30 of SciFact's 300)")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "maxsim_store"))
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
-    args = parser.parse_args()
-    refuse_overwrite(args.out, args.overwrite)
+    args = benchmark_args(parser, "maxsim_store")
     started = time.time()
     encoder = cv.TokenEncoder(device="cpu")
     _, indices, top = scifact_candidates(encoder, depth=1000)

@@ -22,24 +22,19 @@ from pathlib import Path
 import ir_measures
 import pandas as pd
 import torch
-from interleaved import interleave, load_average, ratio, spread, write_results
+from interleaved import benchmark_args, interleave_pipelines, ratio, spread, write_results
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets import load_collection
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices, standard_pipelines
-from pyterrier_compverify.reporting import refuse_overwrite
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dataset", default="irds:beir/scifact/test")
     parser.add_argument("--depth", type=int, default=100)
-    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR))
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "query_once"))
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
-    args = parser.parse_args()
-    refuse_overwrite(args.out, args.overwrite)
+    args = benchmark_args(parser, "query_once")
     started = time.time()
     cv.setup_local_data()
     collection = load_collection(args.dataset)
@@ -54,12 +49,7 @@ def main() -> None:
     for name, reranker in rerankers.items():
         variants[f"{name}, query encoded twice"] = (twice_dense % args.depth) >> reranker
         variants[f"{name}, query encoded once"] = once[f"Dense >> {name}@{args.depth}"]
-    fns = {name: (lambda p=pipeline: p(topics)) for name, pipeline in variants.items()}
-    for fn in fns.values():  # warm-up: caches, lazy loads
-        fn()
-    load_before = load_average()
-    times, results = interleave(fns, rounds=args.rounds)
-    load_after = load_average()
+    times, results, load = interleave_pipelines(variants, topics, rounds=args.rounds)
     rows, ratios = [], []
     for name, t in times.items():
         run = results[name].rename(columns={"qid": "query_id", "docno": "doc_id"})
@@ -90,7 +80,7 @@ def main() -> None:
     notes = (
         f"{args.dataset}: {len(topics)} queries, dense top {args.depth} reranked. " + "; ".join(ratios) + ". "
         f"{args.rounds} interleaved rounds after one warm-up of each; encoder {encoder.describe()}; torch threads "
-        f"{torch.get_num_threads()}; load average before {load_before}, after {load_after}."
+        f"{torch.get_num_threads()}; {load}."
     )
     write_results(
         pd.DataFrame(rows), Path(args.out), "Queries encoded once in the evaluate pipelines", encoder, started, notes
