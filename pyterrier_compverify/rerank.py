@@ -211,12 +211,10 @@ class TokenReranker(pt.Transformer):
         texts = check_texts(texts, "query")
         states: list[torch.Tensor | None] = [None] * len(texts)
         if "query_toks" in inp.columns:
-            toks = inp["query_toks"].to_numpy()
-            held = np.fromiter((isinstance(t, QueryTokens) for t in toks), dtype=bool, count=len(toks))
             spec = self.encoder.spec
-            for code, row in pd.Series(np.flatnonzero(held)).groupby(codes[held]).first().items():
-                if spec.compatible(toks[row].spec):
-                    states[code] = toks[row].states
+            for code, toks in zip(codes, inp["query_toks"].to_numpy()):
+                if states[code] is None and isinstance(toks, QueryTokens) and spec.compatible(toks.spec):
+                    states[code] = toks.states
         missing = [q for q, state in enumerate(states) if state is None]
         if missing:
             encoded = self.encoder.encode(
