@@ -49,10 +49,12 @@ class BiEncoder(TokenEncoder):
         pipeline = dense % 100 >> cv.MapVerifier()            # or cv.MaxSim(model)
     """
 
-    def flex_index(self, path: str | os.PathLike):
+    def flex_index(self, path: str | os.PathLike, *, verbose: bool | None = None):
+        """The pyterrier-dr FlexIndex at ``path`` with this encoder's similarity; ``verbose``: the encoder's by
+        default."""
         from pyterrier_dr import FlexIndex
 
-        return FlexIndex(str(path), sim_fn=self.sim_fn, verbose=self.verbose)
+        return FlexIndex(str(path), sim_fn=self.sim_fn, verbose=self.verbose if verbose is None else verbose)
 
     def index(
         self,
@@ -73,6 +75,7 @@ class BiEncoder(TokenEncoder):
         rebuilds it. Parts are built beside their place and moved there only when complete; duplicate or missing
         docnos are refused. ``verbose``: a progress bar over the documents (with a total where ``docs`` has a
         length), whatever the encoder's own ``verbose``."""
+        mode = getattr(mode, "value", mode)  # pyterrier-alpha's ArtifactBuilderMode too
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         path = Path(path)
@@ -90,16 +93,16 @@ class BiEncoder(TokenEncoder):
                     )
                 return found
         store = TokenStore(path / TOKENS_DIR)
-        flex = self.flex_index(path / DENSE_DIR)
-        overwrite = mode != "create"
-        if not overwrite and any((path / part).exists() for part in (DENSE_DIR, TOKENS_DIR)):
+        # quiet: the document bar below counts the same documents; the index opened at the end has the encoder's
+        flex = self.flex_index(path / DENSE_DIR, verbose=False)
+        if mode == "create" and any((path / part).exists() for part in (DENSE_DIR, TOKENS_DIR)):
             raise FileExistsError(f"{path} already exists; pass mode='reuse' or mode='overwrite'")
+        built = "create" if mode == "create" else "overwrite"
         if token_states:
-            indexer = store.indexer(self, flex_index=flex, verbose=verbose, overwrite=overwrite, codec=wanted)
+            indexer = store.indexer(self, flex_index=flex, verbose=verbose, mode=built, codec=wanted)
             indexer.index(_unique_docnos(docs))
         else:
-            mode_flex = "overwrite" if overwrite else "create"
-            (self.doc_encoder(verbose=verbose) >> flex.indexer(mode=mode_flex)).index(_unique_docnos(docs))
+            (self.doc_encoder(verbose=verbose) >> flex.indexer(mode=built)).index(_unique_docnos(docs))
         return self.open_index(path)
 
     def open_index(self, path: str | os.PathLike) -> BiEncoderIndex:

@@ -79,7 +79,7 @@ def build_indices(collection, encoder: TokenEncoder, index_dir: str | os.PathLik
     flex = FlexIndex(str(root / f"{_encoder_tag(encoder)}.flex"), sim_fn=encoder.sim_fn, verbose=verbose)
     store = TokenStore(root / f"{_encoder_tag(encoder)}.tokens")
     if not (flex.built() and store.built()):
-        store.indexer(encoder, flex_index=flex, verbose=verbose, overwrite=True).index(collection.corpus_iter())
+        store.indexer(encoder, flex_index=flex, verbose=verbose, mode="overwrite").index(collection.corpus_iter())
     store.check_encoder(encoder)
     return Indices(pisa, flex, store, getattr(collection, "language", "en"))
 
@@ -89,7 +89,7 @@ def token_store(collection, encoder: TokenEncoder, index_dir: str | os.PathLike,
     for a reranker's own (e.g. fine-tuned) encoder, which reads token states but retrieves nothing."""
     store = TokenStore(Path(index_dir) / collection.name / f"{_encoder_tag(encoder)}.tokens")
     if not store.built():
-        store.indexer(encoder, verbose=verbose, overwrite=True).index(collection.corpus_iter())
+        store.indexer(encoder, verbose=verbose, mode="overwrite").index(collection.corpus_iter())
     store.check_encoder(encoder)
     return store
 

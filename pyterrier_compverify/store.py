@@ -7,12 +7,14 @@ import hashlib
 import json
 import os
 import shutil
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain, islice
 from pathlib import Path
 
 import numpy as np
 import pyterrier as pt
+import pyterrier_alpha as pta
 import torch
 from npids import Lookup
 from npids.codecs.fwd_fixedbytes import FwdFixedBytes
@@ -243,19 +245,22 @@ class TokenStore(pt.Artifact):
         flex_index=None,
         batch_size: int | None = None,
         verbose: bool = True,
-        overwrite: bool = False,
+        mode: str | pta.ArtifactBuilderMode = "create",
         codec: str | dict | StateCodec | None = None,
+        overwrite: bool | None = None,
     ) -> TokenStoreIndexer:
         """An indexer that encodes each document once, writing its token states here and, when ``flex_index``
         (a pyterrier-dr ``FlexIndex``) is given, its pooled vector there in the same pass. ``codec``: how the
-        states are stored, ``"fp16"`` (default), ``"int8"`` or ``"pq"`` (see :mod:`.store_codecs`)."""
+        states are stored, ``"fp16"`` (default), ``"int8"`` or ``"pq"`` (see :mod:`.store_codecs`). ``mode``:
+        ``"create"`` refuses an existing store, ``"overwrite"`` replaces it once the new one is complete, as
+        pyterrier-dr's ``FlexIndex.indexer(mode=...)`` (``overwrite=True`` is the old spelling)."""
         return TokenStoreIndexer(
             self,
             encoder,
             flex_index=flex_index,
             batch_size=batch_size,
             verbose=verbose,
-            overwrite=overwrite,
+            mode=builder_mode(mode, overwrite),
             codec=codec,
         )
 
@@ -264,18 +269,20 @@ class TokenStore(pt.Artifact):
         path: str | os.PathLike,
         codec: str | dict | StateCodec,
         *,
-        overwrite: bool = False,
+        mode: str | pta.ArtifactBuilderMode = "create",
         verbose: bool = True,
+        overwrite: bool | None = None,
     ) -> TokenStore:
         """A copy of this store at ``path`` with its states stored by ``codec`` (no re-encoding: the states are
         read from here, a trained codec is trained on a sample of them), e.g.
-        ``TokenStore("scifact.tokens").recode("scifact.pq.tokens", codec="pq")``."""
+        ``TokenStore("scifact.tokens").recode("scifact.pq.tokens", codec="pq")``. ``mode``: as :meth:`indexer`."""
+        mode = builder_mode(mode, overwrite)
         codec = resolve_codec(codec)
         self._load()
         target = TokenStore(path)
         if Path(path).resolve() == Path(self.path).resolve():
             raise ValueError(f"recode {self} to another path: a store cannot be recoded in place")
-        with target._building(overwrite) as (tmp, _):
+        with target._building(mode) as (tmp, _):
             for name in (OFFSETS_FILE, DOCNOS_FILE):
                 shutil.copyfile(Path(self.path) / name, tmp / name)
             bar = pt.tqdm(total=len(self._states), desc=f"recode {codec.name}", unit="token", disable=not verbose)
@@ -291,16 +298,18 @@ class TokenStore(pt.Artifact):
         return target
 
     @contextlib.contextmanager
-    def _building(self, overwrite: bool, flex_path: Path | None = None) -> Iterator[tuple[Path, Path | None]]:
+    def _building(
+        self, mode: pta.ArtifactBuilderMode, flex_path: Path | None = None
+    ) -> Iterator[tuple[Path, Path | None]]:
         """Temporary names beside the store (a folder, made) and the FlexIndex (not made), swapped into place
         only when the build succeeds. A lock keeps a second build of this path out; the temporary folders of
         killed builds are deleted; the folders get the umask's permissions."""
         path = Path(self.path)
         targets = [path] if flex_path is None else [path, Path(flex_path)]
-        _check_targets(targets, overwrite)
+        _check_targets(targets, mode)
         path.parent.mkdir(parents=True, exist_ok=True)
         with build_lock(path):
-            _check_targets(targets, overwrite)  # a build that held the lock may have just finished
+            _check_targets(targets, mode)  # a build that held the lock may have just finished
             for target in targets:
                 remove_leftovers(target)
             tmps = [building_name(target) for target in targets]
@@ -315,13 +324,26 @@ class TokenStore(pt.Artifact):
                     shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _check_targets(targets: list[Path], overwrite: bool) -> None:
-    """Refuse, before any work, an existing target without ``overwrite``, or a file where a folder goes."""
+def builder_mode(mode: str | pta.ArtifactBuilderMode, overwrite: bool | None = None) -> pta.ArtifactBuilderMode:
+    """``mode`` checked: ``"create"`` or ``"overwrite"`` (a store cannot be appended to). ``overwrite``, the old
+    boolean spelling, still works with a DeprecationWarning."""
+    if overwrite is not None:
+        warnings.warn("overwrite= is deprecated: pass mode='overwrite' or mode='create'", DeprecationWarning, 3)
+        mode = "overwrite" if overwrite else "create"
+    allowed = {m.value: m for m in (pta.ArtifactBuilderMode.create, pta.ArtifactBuilderMode.overwrite)}
+    value = mode.value if isinstance(mode, pta.ArtifactBuilderMode) else mode
+    if value not in allowed:
+        raise ValueError(f"mode must be 'create' or 'overwrite', got {value!r}")
+    return allowed[value]
+
+
+def _check_targets(targets: list[Path], mode: pta.ArtifactBuilderMode) -> None:
+    """Refuse, before any work, an existing target in mode create, or a file where a folder goes."""
     for target in targets:
         if target.exists() and not target.is_dir():
             raise FileExistsError(f"{target} is a file, not an index folder: remove it or choose another path")
-        if target.exists() and not overwrite:
-            raise FileExistsError(f"{target} already exists; pass overwrite=True to rebuild it")
+        if target.exists() and mode != pta.ArtifactBuilderMode.overwrite:
+            raise FileExistsError(f"{target} already exists; pass mode='overwrite' to rebuild it")
 
 
 class _FixedBytes(FwdFixedBytes):
@@ -338,7 +360,7 @@ class _FixedBytes(FwdFixedBytes):
 class TokenStoreIndexer(pt.Indexer):
     """Builds a :class:`TokenStore` (and optionally a FlexIndex) from an iterable of ``{docno, text}`` dicts."""
 
-    def __init__(self, store, encoder, *, flex_index=None, batch_size=None, verbose=True, overwrite=False, codec=None):
+    def __init__(self, store, encoder, *, flex_index=None, batch_size=None, verbose=True, mode="create", codec=None):
         self.codec = resolve_codec(codec)  # an unknown name fails here, before any encoding
         self.codec.check_dim(encoder.dim)
         self.store = store
@@ -346,13 +368,12 @@ class TokenStoreIndexer(pt.Indexer):
         self.flex_index = flex_index
         self.batch_size = int(batch_size or encoder.batch_size)
         self.verbose = verbose
-        self.overwrite = overwrite
+        self.mode = builder_mode(mode)
 
     def __repr__(self) -> str:
         return f"TokenStoreIndexer({self.store}, {self.encoder}, flex_index={self.flex_index})"
 
     def index(self, inp: Iterable[dict]) -> TokenStore:
-        text_field = self.encoder.text_field
         total = corpus_length(inp)  # the bar's total; a count without one
         if hasattr(inp, "to_dict") and hasattr(inp, "columns"):  # a DataFrame
             inp = inp.to_dict(orient="records")
@@ -362,61 +383,26 @@ class TokenStoreIndexer(pt.Indexer):
             raise ValueError(f"no documents to index into {self.store}: the corpus is empty")
         docs = chain([first], docs)
         flex_path = None if self.flex_index is None else Path(self.flex_index.index_path)
-        with self.store._building(self.overwrite, flex_path) as (tmp, flex_tmp):
-            seen: set[str] = set()
-            lengths: list[int] = []
+        with self.store._building(self.mode, flex_path) as (tmp, flex_tmp):
             # a codec without a model (fp16, bf16, int8) codes each document's float32 states as they come; one
             # that is trained on a sample (pq) codes the fp16 states written first, once they are all there
             direct = not self.codec.trained
-            written = self.codec if direct else resolve_codec("fp16")
-            digests = {name: hashlib.sha256() for name in written.payload}
-            with contextlib.ExitStack() as files, Lookup.builder(tmp / DOCNOS_FILE) as docno_out:
-                outs = {name: files.enter_context(open(tmp / name, "wb")) for name in written.payload}
-                docno_out.formats["fixedbytes"] = _FixedBytes()
-                docno_out.seeded_formats = docno_out.formats.copy()
-
-                def encoded_chunks():
-                    bar = pt.tqdm(total=total, desc="token store", unit="doc", disable=not self.verbose)
-                    while chunk := list(islice(docs, self.batch_size * 16)):
-                        docnos, texts = [], []
-                        for doc in chunk:
-                            for col in ("docno", text_field):
-                                if col not in doc:
-                                    raise KeyError(f"document {doc.get('docno', '?')!r} has no {col!r} field")
-                            docno = docno_text(doc["docno"])
-                            if docno in seen:
-                                raise ValueError(f"duplicate docno {docno!r} in the corpus: docnos must be unique")
-                            seen.add(docno)
-                            docnos.append(docno)
-                            texts.append(doc[text_field])
-                        enc = self.encoder.encode(texts, verbose=False, what=f"{text_field!r} field")
-                        for docno, states in zip(docnos, enc.token_states):
-                            for name, values in written.encode_block(states.numpy()).items():
-                                data = np.ascontiguousarray(values)  # written and hashed as it is, no copy
-                                outs[name].write(data)
-                                digests[name].update(data)
-                            lengths.append(states.shape[0])
-                            docno_out.add(docno)
-                        bar.update(len(chunk))
-                        yield docnos, enc.pooled.numpy()
-                    bar.close()
-
+            with _StateWriter(tmp, self.codec if direct else resolve_codec("fp16")) as writer:
+                chunks = self._encoded_chunks(docs, total, writer)
                 if self.flex_index is not None:  # built under flex_tmp, moved into place with the store
                     from pyterrier_dr import FlexIndex
 
-                    vectors = (
-                        {"docno": d, "doc_vec": v} for docnos, vecs in encoded_chunks() for d, v in zip(docnos, vecs)
-                    )
+                    vectors = ({"docno": d, "doc_vec": v} for docnos, vecs in chunks for d, v in zip(docnos, vecs))
                     # no bar of its own: the token store's bar counts the same documents
                     flex = FlexIndex(str(flex_tmp), sim_fn=self.flex_index.sim_fn, verbose=False)
                     flex.indexer(mode="create").index(vectors)
                 else:
-                    for _ in encoded_chunks():
+                    for _ in chunks:
                         pass
-            offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-            np.cumsum(lengths, out=offsets[1:])
+            offsets = np.zeros(len(writer.lengths) + 1, dtype=np.int64)
+            np.cumsum(writer.lengths, out=offsets[1:])
             np.save(tmp / OFFSETS_FILE, offsets)
-            codec_meta, sums = self.codec.describe(), {name: d.hexdigest() for name, d in digests.items()}
+            codec_meta, sums = self.codec.describe(), writer.sha256()
             if not direct:  # the fp16 states written above are coded, then dropped
                 shape = (int(offsets[-1]), self.encoder.dim)
                 fp16 = np.memmap(tmp / STATES_FILE, np.float16, "r", shape=shape) if shape[0] else np.zeros(shape)
@@ -428,7 +414,7 @@ class TokenStoreIndexer(pt.Indexer):
                 "format": self.codec.name,
                 "package_hint": "pyterrier-compverify",
                 "encoder": self.encoder.describe(),
-                "num_docs": len(lengths),
+                "num_docs": len(writer.lengths),
                 "num_tokens": int(offsets[-1]),
                 "codec": codec_meta,
                 "sha256": {
@@ -439,3 +425,64 @@ class TokenStoreIndexer(pt.Indexer):
             }
             (tmp / META_FILE).write_text(json.dumps(meta, indent=2))
         return self.store
+
+    def _encoded_chunks(
+        self, docs: Iterator[dict], total: int | None, writer: _StateWriter
+    ) -> Iterator[tuple[list[str], np.ndarray]]:
+        """Encodes ``docs`` in chunks, writes each document's token states, and yields each chunk's docnos with
+        its pooled vectors, shape (chunk, dim). Missing fields and repeated docnos are refused."""
+        text_field = self.encoder.text_field
+        seen: set[str] = set()
+        with pt.tqdm(total=total, desc="token store", unit="doc", disable=not self.verbose) as bar:
+            while chunk := list(islice(docs, self.batch_size * 16)):
+                docnos, texts = [], []
+                for doc in chunk:
+                    for col in ("docno", text_field):
+                        if col not in doc:
+                            raise KeyError(f"document {doc.get('docno', '?')!r} has no {col!r} field")
+                    docno = docno_text(doc["docno"])
+                    if docno in seen:
+                        raise ValueError(f"duplicate docno {docno!r} in the corpus: docnos must be unique")
+                    seen.add(docno)
+                    docnos.append(docno)
+                    texts.append(doc[text_field])
+                enc = self.encoder.encode(texts, verbose=False, what=f"{text_field!r} field")
+                for docno, states in zip(docnos, enc.token_states):
+                    writer.add(docno, states.numpy())
+                bar.update(len(chunk))
+                yield docnos, enc.pooled.numpy()
+
+
+class _StateWriter:
+    """The files of a store being built: each document's token states coded by ``codec`` and appended to the
+    payload files (hashed as they are written), its docno to the lookup, its length to ``lengths``."""
+
+    def __init__(self, folder: Path, codec: StateCodec):
+        self.folder, self.codec = folder, codec
+        self.lengths: list[int] = []
+        self._digests = {name: hashlib.sha256() for name in codec.payload}
+
+    def __enter__(self) -> _StateWriter:
+        with contextlib.ExitStack() as files:  # closed here if an open fails, else in __exit__
+            self._outs = {name: files.enter_context(open(self.folder / name, "wb")) for name in self.codec.payload}
+            self._docnos = files.enter_context(Lookup.builder(self.folder / DOCNOS_FILE))
+            self._docnos.formats["fixedbytes"] = _FixedBytes()
+            self._docnos.seeded_formats = self._docnos.formats.copy()
+            self._files = files.pop_all()
+        return self
+
+    def __exit__(self, *exc) -> bool | None:
+        return self._files.__exit__(*exc)
+
+    def add(self, docno: str, states: np.ndarray) -> None:
+        """Appends one document: ``states`` float32, shape (tokens, dim)."""
+        for name, values in self.codec.encode_block(states).items():
+            data = np.ascontiguousarray(values)  # written and hashed as it is, no copy
+            self._outs[name].write(data)
+            self._digests[name].update(data)
+        self.lengths.append(states.shape[0])
+        self._docnos.add(docno)
+
+    def sha256(self) -> dict[str, str]:
+        """The hex sha256 of each payload file written."""
+        return {name: digest.hexdigest() for name, digest in self._digests.items()}

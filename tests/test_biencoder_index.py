@@ -79,7 +79,7 @@ def test_dense_only_index_then_reranker_names_the_fix(model, tmp_path):
 
 
 def test_modes_create_reuse_overwrite(model, index):
-    for token_states in (True, False):  # the hint names this method's option, not the store's overwrite=True
+    for token_states in (True, False):  # the hint names this method's modes, reuse included
         with pytest.raises(FileExistsError, match=r"already exists; pass mode='reuse' or mode='overwrite'$"):
             model.index(DOCS, index.path, token_states=token_states)
     states = index.path / "tokens"

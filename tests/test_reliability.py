@@ -171,7 +171,7 @@ def test_d03_a_second_indexer_of_the_same_path_fails_clearly_while_the_first_bui
     assert inside.wait(30)
     try:
         with pytest.raises(FileExistsError, match="another indexer is building .*s.tokens"):
-            cv.TokenStore(path).indexer(tiny_encoder, verbose=False, overwrite=True).index(DOCS[:2])
+            cv.TokenStore(path).indexer(tiny_encoder, verbose=False, mode="overwrite").index(DOCS[:2])
     finally:
         release.set()
         thread.join(30)
@@ -195,7 +195,7 @@ def test_d03_overwriting_a_store_never_leaves_the_path_without_one(built, tiny_e
             return result
 
         monkeypatch.setattr(module, name, watched)
-    cv.TokenStore(built.path).indexer(tiny_encoder, verbose=False, overwrite=True).index(DOCS[:2])
+    cv.TokenStore(built.path).indexer(tiny_encoder, verbose=False, mode="overwrite").index(DOCS[:2])
     assert missing == [] and len(cv.TokenStore(built.path)) == 2
 
 
@@ -220,7 +220,7 @@ def test_d07_a_failed_joint_build_leaves_no_half_written_flex_index(tmp_path, ti
     store.indexer(tiny_encoder, flex_index=flex, verbose=False).index(docs)  # the plain retry works
     assert len(flex) == len(store) == 30
     with pytest.raises(ValueError, match="duplicate docno"):  # a failed overwrite keeps both old indices
-        store.indexer(tiny_encoder, flex_index=flex, overwrite=True, verbose=False).index([docs[0], docs[0]])
+        store.indexer(tiny_encoder, flex_index=flex, mode="overwrite", verbose=False).index([docs[0], docs[0]])
     assert len(FlexIndex(str(tmp_path / "fx.flex"))) == len(cv.TokenStore(tmp_path / "fx.tokens")) == 30
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fx.flex", "fx.tokens"]
 
@@ -314,7 +314,7 @@ def test_d21_overwrite_onto_a_file_is_refused_before_encoding(tmp_path, tiny_enc
     (tmp_path / "afile").write_text("x")
     monkeypatch.setattr(type(tiny_encoder), "encode", lambda *a, **k: pytest.fail("encoded"))
     with pytest.raises(FileExistsError, match="afile is a file, not an index folder"):
-        cv.TokenStore(tmp_path / "afile").indexer(tiny_encoder, overwrite=True).index(DOCS)
+        cv.TokenStore(tmp_path / "afile").indexer(tiny_encoder, mode="overwrite").index(DOCS)
     assert (tmp_path / "afile").read_text() == "x"
 
 

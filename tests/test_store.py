@@ -3,6 +3,7 @@ import json
 import numpy as np
 import pandas as pd
 import pyterrier as pt
+import pyterrier_alpha as pta
 import pytest
 
 from pyterrier_compverify import CorruptStoreError, TokenStore
@@ -70,10 +71,27 @@ def test_nan_text_named(tmp_path, tiny_encoder):
 
 
 def test_existing_store_not_overwritten_silently(store, tiny_encoder):
-    with pytest.raises(FileExistsError):
+    with pytest.raises(FileExistsError, match=r"already exists; pass mode='overwrite' to rebuild it$"):
         TokenStore(store.path).indexer(tiny_encoder, verbose=False).index(DOCS)
-    TokenStore(store.path).indexer(tiny_encoder, verbose=False, overwrite=True).index(DOCS[:2])
+    TokenStore(store.path).indexer(tiny_encoder, verbose=False, mode="overwrite").index(DOCS[:2])
     assert len(TokenStore(store.path)) == 2
+    # pyterrier-alpha's enum, as pyterrier-dr's FlexIndex.indexer takes it
+    TokenStore(store.path).indexer(tiny_encoder, verbose=False, mode=pta.ArtifactBuilderMode.overwrite).index(DOCS)
+    assert len(TokenStore(store.path)) == len(DOCS)
+
+
+def test_mode_is_checked_before_any_work_and_the_old_overwrite_flag_still_works(store, tiny_encoder):
+    for mode in ("append", "reuse", pta.ArtifactBuilderMode.append):
+        with pytest.raises(ValueError, match="mode must be 'create' or 'overwrite', got '(append|reuse)'"):
+            TokenStore(store.path).indexer(tiny_encoder, mode=mode)
+        with pytest.raises(ValueError, match="mode must be 'create' or 'overwrite'"):
+            store.recode(store.path.with_name("copy.tokens"), "bf16", mode=mode)
+    with pytest.warns(DeprecationWarning, match="mode='overwrite'"):
+        indexer = TokenStore(store.path).indexer(tiny_encoder, verbose=False, overwrite=True)
+    indexer.index(DOCS[:1])
+    assert len(TokenStore(store.path)) == 1
+    with pytest.warns(DeprecationWarning), pytest.raises(FileExistsError):
+        TokenStore(store.path).indexer(tiny_encoder, verbose=False, overwrite=False).index(DOCS)
 
 
 def test_truncated_file_is_a_clear_error(store):

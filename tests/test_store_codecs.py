@@ -264,4 +264,4 @@ def test_pq_on_too_small_a_corpus_says_what_to_use(tiny_encoder, tmp_path):
 
 def test_recode_in_place_refused(stores):
     with pytest.raises(ValueError, match="in place"):
-        stores["int8"].recode(stores["int8"].path, codec="pq", overwrite=True)
+        stores["int8"].recode(stores["int8"].path, codec="pq", mode="overwrite")
