@@ -133,6 +133,37 @@ def test_bad_config():
         VerifierTrainingConfig(head="F1", mode="frozen")
 
 
+def test_both_trainers_share_one_schedule_and_its_checks():
+    from pyterrier_compverify.training import EncoderTrainingConfig
+    from pyterrier_compverify.training.hf import TrainingSchedule
+
+    for config in (VerifierTrainingConfig, EncoderTrainingConfig):
+        assert issubclass(config, TrainingSchedule)
+        with pytest.raises(ValueError, match="steps and batch_size must be positive, got 0 and 32"):
+            config(steps=0)
+        with pytest.raises(ValueError, match=r"warmup is a fraction of the steps in \[0, 1\), got 10"):
+            config(warmup=10)  # transformers would read 10 as ten steps, not a fraction
+    assert (VerifierTrainingConfig().steps, EncoderTrainingConfig().steps) == (300, 500)  # own defaults kept
+    with pytest.raises(ValueError, match="lr must be positive"):
+        EncoderTrainingConfig(lr=0)
+
+
+def test_the_optimizer_gives_the_head_and_the_learning_encoder_layers_their_own_rates(tiny_encoder):
+    from pyterrier_compverify.scoring import build_head
+    from pyterrier_compverify.training.verifier import EncoderStates, VerifierModel, _optimizer
+
+    config = VerifierTrainingConfig(mode="end-to-end", head_lr=1e-3, encoder_lr=2e-5, weight_decay=0.05)
+    before = {id(p): p.requires_grad for p in tiny_encoder.model.parameters()}
+    model = VerifierModel(EncoderStates(tiny_encoder, train=True), build_head("F4", dim=tiny_encoder.dim))
+    groups = _optimizer(model, config).param_groups
+    assert [g["lr"] for g in groups] == [1e-3, 2e-5] and {g["weight_decay"] for g in groups} == {0.05}
+    assert sum(p.numel() for g in groups for p in g["params"]) == sum(p.numel() for p in model.parameters())
+    frozen = VerifierModel(EncoderStates(tiny_encoder, train=False), build_head("F4", dim=tiny_encoder.dim))
+    assert [g["lr"] for g in _optimizer(frozen, config).param_groups] == [1e-3]  # no empty encoder group
+    for p in tiny_encoder.model.parameters():
+        p.requires_grad_(before[id(p)])  # the session's encoder as the other tests expect it
+
+
 def test_a_weight_free_head_trains_its_encoder_end_to_end(tmp_path, tiny_model_dir):
     from pyterrier_compverify import MaxSim, TokenEncoder
 

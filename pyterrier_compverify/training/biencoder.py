@@ -11,33 +11,28 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..encoder import DEFAULT_MODEL, TokenEncoder, resolve_model_path
-from .hf import prepare_output, run_fingerprint, run_training, training_arguments
+from ..encoder import DEFAULT_MAX_LENGTH, DEFAULT_MODEL, TokenEncoder, resolve_model_path
+from .hf import TrainingSchedule, prepare_output, run_fingerprint, run_training, training_arguments
 from .triplets import load_triplets
 
 TRAINING_FILE = "compverify_training.json"
 
 
 @dataclass
-class EncoderTrainingConfig:
+class EncoderTrainingConfig(TrainingSchedule):
+    """The schedule (:class:`~.hf.TrainingSchedule`) and the bi-encoder's own settings."""
+
     steps: int = 500
     batch_size: int = 32  # the paper used 128; smaller fits a CPU
     lr: float = 2e-5
-    weight_decay: float = 0.01
-    warmup: float = 0.1
     scale: float = 10.0
-    max_length: int = 128
-    seed: int = 42
-    save_steps: int = 100
-    logging_steps: int = 10
+    max_length: int = DEFAULT_MAX_LENGTH  # tokens, as TokenEncoder's default
     no_duplicates: bool = False  # batches without repeated texts (needed when a passage has many queries)
-    bf16: bool = False  # bf16 autocast for forward and backward (about 3x faster on a CPU with native bf16)
 
     def __post_init__(self):
-        if self.steps <= 0 or self.batch_size <= 0 or self.lr <= 0:
-            raise ValueError(
-                f"steps, batch_size and lr must be positive, got {self.steps}, {self.batch_size}, {self.lr}"
-            )
+        super().__post_init__()
+        if self.lr <= 0:
+            raise ValueError(f"lr must be positive, got {self.lr}")
 
 
 def train_encoder(
@@ -90,7 +85,6 @@ def train_encoder(
         use_cpu=st.device.type == "cpu",
         verbose=verbose,
         batch_sampler=BatchSamplers.NO_DUPLICATES if config.no_duplicates else BatchSamplers.BATCH_SAMPLER,
-        bf16=config.bf16,
     )
     dataset = Dataset.from_pandas(frame[columns].reset_index(drop=True))
     trainer = SentenceTransformerTrainer(

@@ -9,6 +9,7 @@ import os
 import shutil
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -21,11 +22,32 @@ RUN_FILE = "compverify_run.json"  # the fingerprint of the run whose outputs the
 NOT_IN_FINGERPRINT = ("save_steps", "logging_steps", "cache_dir", "compile")
 
 
-def training_arguments(args_class, checkpoints: Path, config, *, lr: float, use_cpu: bool, verbose: bool, **extra):
-    """Trainer arguments from one of our configs: ``steps``, ``batch_size``, ``weight_decay``, ``warmup`` (a
-    fraction: linear warm-up, then linear decay), ``seed``, ``save_steps``, ``logging_steps``. ``bf16`` on a CPU
-    that only emulates it warns (``encoder.warn_if_emulated``)."""
-    if use_cpu and extra.get("bf16"):
+@dataclass
+class TrainingSchedule:
+    """What both trainers' configs share (the encoder's and the verifier's add their model and learning rates)."""
+
+    steps: int = 300
+    batch_size: int = 32
+    weight_decay: float = 0.01  # AdamW's
+    warmup: float = 0.1  # a fraction of the steps: linear warm-up, then linear decay
+    seed: int = 42
+    save_steps: int = 100  # a checkpoint every so many steps (a killed run resumes from the last)
+    logging_steps: int = 10
+    bf16: bool = False  # bf16 autocast for forward and backward (fast on CPUs with AVX-512 bf16)
+
+    def __post_init__(self):
+        if self.steps <= 0 or self.batch_size <= 0:
+            raise ValueError(f"steps and batch_size must be positive, got {self.steps} and {self.batch_size}")
+        if not 0 <= self.warmup < 1:
+            raise ValueError(f"warmup is a fraction of the steps in [0, 1), got {self.warmup}")
+
+
+def training_arguments(
+    args_class, checkpoints: Path, config: TrainingSchedule, *, lr: float, use_cpu: bool, verbose: bool, **extra
+):
+    """Trainer arguments from one of our configs (its :class:`TrainingSchedule` fields). ``bf16`` on a CPU that
+    only emulates it warns (``encoder.warn_if_emulated``)."""
+    if use_cpu and config.bf16:
         warn_if_emulated("bf16", "cpu")
     return args_class(
         output_dir=str(checkpoints),
@@ -44,6 +66,7 @@ def training_arguments(args_class, checkpoints: Path, config, *, lr: float, use_
         dataloader_drop_last=True,
         disable_tqdm=not verbose,
         use_cpu=use_cpu,
+        bf16=config.bf16,
         **extra,
     )
 

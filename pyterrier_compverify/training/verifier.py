@@ -23,7 +23,7 @@ from torch import nn
 
 from ..encoder import TokenEncoder
 from ..scoring import build_head, head_spec, normalise_states, score_aligned, score_all_pairs
-from .hf import prepare_output, run_fingerprint, run_training, training_arguments
+from .hf import TrainingSchedule, prepare_output, run_fingerprint, run_training, training_arguments
 from .state_cache import StateCache, TopLayers
 from .triplets import COLUMNS, load_triplets
 
@@ -32,7 +32,9 @@ ARTIFACT_FILES = ("head.safetensors", "encoder", "encoder-delta.safetensors", "p
 
 
 @dataclass
-class VerifierTrainingConfig:
+class VerifierTrainingConfig(TrainingSchedule):
+    """The schedule (:class:`~.hf.TrainingSchedule`) and the verifier's own settings."""
+
     head: str = "F4"
     head_config: dict = field(default_factory=dict)  # extra head arguments, e.g. {"channels": [32, 64]} for F3
     mode: str = "frozen"  # or "last-layer", "end-to-end"
@@ -44,27 +46,18 @@ class VerifierTrainingConfig:
     encoder_dropout: float | None = None
     cache_dir: str | None = None  # where state caches are kept (default: OUTPUT/state-cache)
     shuffle: bool = True  # False: rows are taken in the given order (e.g. from verifier_mix.arrange_batches)
-    bf16: bool = False  # bf16 autocast for the encoder part and the head (fast on CPUs with AVX-512 bf16)
     cache_bf16: bool | None = None  # bf16 autocast when the state cache is built (None: as ``bf16``); True with
     # bf16=False encodes a large encoder's texts fast while the head still trains in fp32
     compile: bool = False  # torch.compile the head (fused kernels; the first steps compile; a C++ compiler on CPU)
-    steps: int = 300
-    batch_size: int = 32
     head_lr: float = 1e-4
     encoder_lr: float = 1.5e-5
-    weight_decay: float = 0.01
-    warmup: float = 0.1
     temperature: float = 0.1
     max_grad_norm: float = 1.0
-    seed: int = 42
-    save_steps: int = 100
-    logging_steps: int = 10
 
     def __post_init__(self):
+        super().__post_init__()
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
-        if self.steps <= 0 or self.batch_size <= 0:
-            raise ValueError(f"steps and batch_size must be positive, got {self.steps} and {self.batch_size}")
         if self.head_lr <= 0 or self.encoder_lr < 0:
             raise ValueError(
                 f"head_lr must be positive and encoder_lr not negative, got {self.head_lr}, {self.encoder_lr}"
@@ -174,26 +167,11 @@ def _trainer_class():
     from transformers import Trainer
 
     class VerifierTrainer(Trainer):
-        """The HF Trainer with the model's own loss and separate head / encoder learning rates."""
-
-        def __init__(self, *args, encoder_lr: float, **kwargs):
-            self.encoder_lr = encoder_lr
-            super().__init__(*args, **kwargs)
+        """The HF Trainer with the model's own loss."""
 
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
             outputs = model(**inputs)
             return (outputs["loss"], outputs) if return_outputs else outputs["loss"]
-
-        def create_optimizer(self, model=None):
-            if self.optimizer is None:
-                model = self.model if model is None else model
-                groups = [
-                    {"params": [p for p in model.head.parameters() if p.requires_grad], "lr": self.args.learning_rate},
-                    {"params": [p for p in model.source.parameters() if p.requires_grad], "lr": self.encoder_lr},
-                ]
-                groups = [g for g in groups if g["params"]]
-                self.optimizer = torch.optim.AdamW(groups, weight_decay=self.args.weight_decay)
-            return self.optimizer
 
     return VerifierTrainer
 
@@ -251,7 +229,6 @@ def train_verifier(
         verbose=verbose,
         max_grad_norm=config.max_grad_norm,
         remove_unused_columns=False,
-        bf16=config.bf16,
         train_sampling_strategy="random" if config.shuffle else "sequential",
     )
     trainer = _trainer_class()(
@@ -259,8 +236,8 @@ def train_verifier(
         args=args,
         train_dataset=_Rows(frame),
         data_collator=_Collate(encoder, text_ids),
-        encoder_lr=config.encoder_lr,
         callbacks=callbacks,
+        optimizers=(_optimizer(model, config), None),  # the Trainer adds its warm-up and decay schedule
     )
     try:
         run_training(trainer, checkpoints, resume=resume, verbose=verbose)
@@ -285,6 +262,15 @@ def train_verifier(
         base=base if config.mode == "last-layer" else None,  # end-to-end changes every tensor: a full copy
     )
     return verifier, log
+
+
+def _optimizer(model: VerifierModel, config: VerifierTrainingConfig) -> torch.optim.AdamW:
+    """AdamW with the head at ``head_lr`` and the encoder layers that learn (if any) at ``encoder_lr``."""
+    groups = [
+        {"params": [p for p in model.head.parameters() if p.requires_grad], "lr": config.head_lr},
+        {"params": [p for p in model.source.parameters() if p.requires_grad], "lr": config.encoder_lr},
+    ]
+    return torch.optim.AdamW([g for g in groups if g["params"]], weight_decay=config.weight_decay)
 
 
 def _config_record(config: VerifierTrainingConfig) -> dict:
