@@ -210,18 +210,20 @@ def check_baseline(
 
 def build_rerankers(names: Sequence[str], encoder, indices, *, store_for=None, verbose: bool = False) -> dict:
     """Label -> reranker: ``MaxSim`` over ``encoder``, the packaged ``MapVerifier`` / ``MapCNN`` /
-    ``WeightedMaxSim``, or ``cv.Verifier(folder).reranker(store=...)`` (labelled by the folder), each reading the
-    TokenStore of ``indices``; except a verifier over another encoder (e.g. one it fine-tuned), which reranks with
-    its own encoder, at ``encoder``'s max length and batch size, from the store ``store_for(its encoder)`` gives
-    (without ``store_for`` it is refused). ``verbose``: each shows a per-query progress bar."""
+    ``WeightedMaxSim`` (over ``encoder`` too: its max length), or ``cv.Verifier(folder).reranker(store=...)``
+    (labelled by the folder), each reading the TokenStore of ``indices``; except a verifier over another encoder
+    (e.g. one it fine-tuned), which reranks with its own encoder, at ``encoder``'s max length and batch size, from
+    the store ``store_for(its encoder)`` gives (without ``store_for`` it is refused). ``verbose``: each shows a
+    per-query progress bar."""
     import pyterrier_compverify as cv
 
     rerankers = {}
     for name in names:
         if name == "maxsim":
             rerankers["MaxSim"] = cv.MaxSim(encoder, store=indices.store, verbose=verbose)
-        elif name in NAMED_RERANKERS:
-            rerankers[reranker_label(name)] = getattr(cv, reranker_label(name))(store=indices.store, verbose=verbose)
+        elif name in NAMED_RERANKERS:  # packaged heads over this encoder (check_heads): its length, device, batch
+            reranker = getattr(cv, reranker_label(name))(encoder=encoder, store=indices.store, verbose=verbose)
+            rerankers[reranker_label(name)] = reranker
         else:
             verifier = cv.Verifier(name)
             own = encoder if store_for is None else verifier.encoder_for(encoder)  # None: another one is refused

@@ -21,6 +21,7 @@ from ._device import resolve_device
 from .encoder import COMPUTE_DTYPES, TokenEncoder, check_dtype, check_texts, warn_if_emulated
 from .query_tokens import QueryTokens
 from .scoring import build_head, pad_token_states, score_candidates, score_packed
+from .scoring.heads.fixed import FixedHead
 from .scoring.pairs import DeferredVerdicts, is_gated
 from .spec import IncompatibleEncoderError
 from .store import TokenStore
@@ -110,7 +111,15 @@ class TokenReranker(pt.Transformer):
     def _eq_key(self) -> tuple:
         """What makes two rerankers give the same scores (PyTerrier's pipeline tooling compares these)."""
         store = str(self.store.path) if self.store is not None else None
-        return (type(self), self.encoder.spec, store, self.text_field, repr(self.head), self.dtype, self.int8)
+        return (type(self), self.encoder.spec, store, self.text_field, self._head_key(), self.dtype, self.int8)
+
+    def _head_key(self):
+        """The head's part of :meth:`_eq_key`: a weight-free head is its function, name and options; any other head
+        is the module itself, compared by identity (a module's repr shows no weights: two F4 heads of other seeds
+        look the same)."""
+        if isinstance(self.head, FixedHead):
+            return (self.head.fn, self.head.name, repr(sorted(self.head.options.items())))
+        return id(self.head)
 
     def __eq__(self, other) -> bool:
         return type(other) is type(self) and self._eq_key() == other._eq_key()

@@ -340,8 +340,9 @@ class TrainedHeadReranker(TokenReranker):
             )
         return cls(Verifier.from_hf(repo), **kwargs)
 
-    def _eq_key(self) -> tuple:
-        return (*super()._eq_key(), str(Path(self.verifier.path).resolve()), repr(self.penalty))
+    def _head_key(self) -> tuple:
+        """The artifact's folder and the serving form: two rerankers of one verifier load the same weights."""
+        return (str(Path(self.verifier.path).resolve()), repr(self.penalty))
 
     def __repr__(self) -> str:
         store = f", store={self.store!r}" if self.store is not None else ""

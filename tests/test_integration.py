@@ -110,3 +110,14 @@ def test_packaged_verifiers_never_rank_a_near_miss_above_the_query_itself(minilm
     maxsim = cv.MaxSim(minilm)(frame).set_index("docno")["score"]
     assert scores["self"] == pytest.approx(maxsim["self"], abs=1e-3) and scores["self"] > 0.99
     assert (scores[["att", "obj"]] < scores["self"]).all() and (scores <= maxsim + 1e-6).all()
+
+
+def test_evaluate_packaged_rerankers_use_the_runs_encoder_and_its_max_length(minilm):
+    from types import SimpleNamespace
+
+    from pyterrier_compverify.evaluate import PACKAGED_HEADS, build_rerankers, check_heads
+
+    long = cv.TokenEncoder(device="cpu", max_length=256)  # compverify evaluate --max-length 256
+    check_heads(list(PACKAGED_HEADS), False, long)  # the same weights: accepted
+    built = build_rerankers(list(PACKAGED_HEADS), long, SimpleNamespace(store=None))
+    assert len(built) == len(PACKAGED_HEADS) and all(r.encoder is long for r in built.values())

@@ -10,7 +10,7 @@ from torch import nn
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.scoring import HeadSpec, build_head, register_head
-from pyterrier_compverify.scoring.heads.fixed import maxsim
+from pyterrier_compverify.scoring.heads.fixed import FixedHead, maxsim
 from pyterrier_compverify.training.verifier import EncoderStates, VerifierModel
 
 DOCS = [
@@ -127,6 +127,13 @@ def test_rerankers_compare_equal_and_pickle_the_store_by_path(store, tiny_encode
     a, b = cv.MaxSim(tiny_encoder, store=store), cv.MaxSim(tiny_encoder, store=cv.TokenStore(store.path))
     assert a == b and hash(a) == hash(b)
     assert a != cv.BagOfSimilarities(tiny_encoder, store=store) and a != cv.MaxSim(tiny_encoder)
+    # heads whose reprs are alike: two F4 heads of other weights, two functions under one name
+    torch.manual_seed(1)
+    f4 = [cv.TokenReranker(tiny_encoder, head="F4", store=store) for _ in range(2)]
+    assert repr(f4[0].head) == repr(f4[1].head) and f4[0] != f4[1]
+    assert f4[0] == f4[0] and cv.TokenReranker(tiny_encoder, head=f4[0].head, store=store) == f4[0]
+    named = [FixedHead(fn, "x") for fn in (maxsim, lambda sim, q, c: -maxsim(sim, q, c))]
+    assert cv.TokenReranker(tiny_encoder, head=named[0]) != cv.TokenReranker(tiny_encoder, head=named[1])
     a(frame().drop(columns="text"))  # opens the memory map
     blob = pickle.dumps(store)
     assert len(blob) < 1000  # the path, not the states
