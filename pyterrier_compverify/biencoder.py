@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pyterrier as pt
 
-from .artifacts import SizedIterator, corpus_length, docno_text
+from .artifacts import SizedIterator, corpus_length, docno_text, remove_path
 from .encoder import TokenEncoder
 from .store import TokenStore
 from .store_codecs import resolve_codec
@@ -65,6 +65,7 @@ class BiEncoder(TokenEncoder):
         token_states: bool = True,
         codec: str | dict | None = None,
         verbose: bool = True,
+        total: int | None = None,
     ) -> BiEncoderIndex:
         """Encode ``docs`` (dicts or a DataFrame with docno and text) once into the folder ``path``: pooled vectors
         in ``path/dense`` (FlexIndex) and, with ``token_states``, token states in ``path/tokens`` (TokenStore),
@@ -73,8 +74,8 @@ class BiEncoder(TokenEncoder):
         ``mode``: ``"create"`` refuses an existing index, ``"reuse"`` opens a complete one built by this encoder
         (and builds it otherwise; one whose store has another codec than a given ``codec`` is refused), ``"overwrite"``
         rebuilds it. Parts are built beside their place and moved there only when complete; duplicate or missing
-        docnos are refused. ``verbose``: a progress bar over the documents (with a total where ``docs`` has a
-        length), whatever the encoder's own ``verbose``."""
+        docnos are refused. ``verbose``: a progress bar over the documents, whatever the encoder's own ``verbose``;
+        its total is ``total``, or ``len(docs)`` where ``docs`` has one (a generator has none)."""
         mode = getattr(mode, "value", mode)  # pyterrier-alpha's ArtifactBuilderMode too
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -100,9 +101,10 @@ class BiEncoder(TokenEncoder):
         built = "create" if mode == "create" else "overwrite"
         if token_states:
             indexer = store.indexer(self, flex_index=flex, verbose=verbose, mode=built, codec=wanted)
-            indexer.index(_unique_docnos(docs))
+            indexer.index(_unique_docnos(docs, total))
         else:
-            (self.doc_encoder(verbose=verbose) >> flex.indexer(mode=built)).index(_unique_docnos(docs))
+            (self.doc_encoder(verbose=verbose) >> flex.indexer(mode=built)).index(_unique_docnos(docs, total))
+            remove_path(path / TOKENS_DIR)  # an overwritten index's old token states belong to its old documents
         return self.open_index(path)
 
     def open_index(self, path: str | os.PathLike) -> BiEncoderIndex:
@@ -138,10 +140,10 @@ class BiEncoder(TokenEncoder):
         )
 
 
-def _unique_docnos(docs):
+def _unique_docnos(docs, total: int | None = None):
     """``docs`` (dicts or a DataFrame) with string docnos; a duplicate or missing docno raises a ValueError. The
-    result has the length of ``docs`` where that has one, so the indexing bar shows a total."""
-    checked, total = _checked_docnos(docs), corpus_length(docs)
+    result has the length ``total`` or that of ``docs`` where it has one, so the indexing bar shows a total."""
+    checked, total = _checked_docnos(docs), corpus_length(docs) if total is None else int(total)
     return checked if total is None else SizedIterator(checked, total)
 
 

@@ -251,7 +251,8 @@ class TokenStore(pt.Artifact):
     ) -> TokenStoreIndexer:
         """An indexer that encodes each document once, writing its token states here and, when ``flex_index``
         (a pyterrier-dr ``FlexIndex``) is given, its pooled vector there in the same pass. ``codec``: how the
-        states are stored, ``"fp16"`` (default), ``"int8"`` or ``"pq"`` (see :mod:`.store_codecs`). ``mode``:
+        states are stored, ``"fp16"`` (default), ``"int8"`` or ``"pq"`` (see :mod:`.store_codecs`). ``batch_size``:
+        texts per encoder batch (the encoder's by default). ``mode``:
         ``"create"`` refuses an existing store, ``"overwrite"`` replaces it once the new one is complete, as
         pyterrier-dr's ``FlexIndex.indexer(mode=...)`` (``overwrite=True`` is the old spelling)."""
         return TokenStoreIndexer(
@@ -446,7 +447,9 @@ class TokenStoreIndexer(pt.Indexer):
                     seen.add(docno)
                     docnos.append(docno)
                     texts.append(doc[text_field])
-                enc = self.encoder.encode(texts, verbose=False, what=f"{text_field!r} field")
+                enc = self.encoder.encode(
+                    texts, batch_size=self.batch_size, verbose=False, what=f"{text_field!r} field"
+                )
                 for docno, states in zip(docnos, enc.token_states):
                     writer.add(docno, states.numpy())
                 bar.update(len(chunk))

@@ -159,3 +159,17 @@ def test_index_with_a_codec_and_reuse_checks_it(model, tmp_path):
     assert not (tmp_path / "other.index").exists()
     out = (model.retriever(built.path) >> cv.MaxSim(model, dtype="bfloat16"))(TOPICS)
     assert len(out) and out["score"].notna().all()
+
+
+def test_a_dense_only_overwrite_drops_the_old_token_states(model, tmp_path):
+    path = tmp_path / "both.index"
+    assert model.index(DOCS, path).store is not None
+    rebuilt = model.index(DOCS[:2], path, mode="overwrite", token_states=False)
+    # the old store held the old documents' states: rerankers after model.retriever(path) would have read them
+    assert rebuilt.store is None and not (path / "tokens").exists()
+    assert model.open_index(path).store is None
+
+
+def test_a_generator_gets_a_bar_total_from_total(model, tmp_path, capfd):
+    model.index((d for d in DOCS), tmp_path / "gen.index", total=len(DOCS))
+    assert f"token store: 100%|██████████| {len(DOCS)}/{len(DOCS)}" in capfd.readouterr().err

@@ -182,3 +182,16 @@ def test_pickling_a_store_keeps_its_path_not_its_states(store, tiny_model_dir):
     reranker = MaxSim(tiny_encoder, store=store)
     copy = pickle.loads(pickle.dumps(reranker))
     np.testing.assert_allclose(copy(frame)["score"], reranker(frame)["score"])
+
+
+def test_the_indexers_batch_size_is_the_encoders_batch(tmp_path, tiny_encoder, monkeypatch):
+    sizes = []
+    encode = tiny_encoder.encode
+
+    def spy(texts, **kw):
+        sizes.append(kw.get("batch_size"))
+        return encode(texts, **kw)
+
+    monkeypatch.setattr(tiny_encoder, "encode", spy)
+    TokenStore(tmp_path / "s.tokens").indexer(tiny_encoder, verbose=False, batch_size=2).index(DOCS)
+    assert sizes and set(sizes) == {2}  # e.g. to fit a GPU's memory; not only the chunking
