@@ -173,3 +173,14 @@ def test_demo_without_folder_leaves_no_temporary_folder(tiny_model_dir, tmp_path
     main(["demo", "--model", tiny_model_dir, "--device", "cpu"])
     assert "Done in" in capsys.readouterr().out
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_device_that_is_not_there_is_a_one_line_error(tiny_model_dir, tmp_path, capsys):
+    import torch
+
+    out = str(tmp_path / "nm")
+    argv = ["nearmiss", "--scorers", "maxsim", "--model", tiny_model_dir, "--max-length", "16", "--out", out]
+    err = _one_line_error([*argv, "--device", "gpu"], capsys)
+    assert err.startswith("compverify nearmiss: error: device 'gpu' is not a torch device: use 'cpu'")
+    if not torch.cuda.is_available():  # torch raised deep inside the model's .to() before
+        assert "sees no CUDA GPU; use device='cpu'" in _one_line_error([*argv, "--device", "cuda"], capsys)
