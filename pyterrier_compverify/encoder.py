@@ -55,6 +55,14 @@ def resolve_model_path(name_or_path: str) -> str:
     return name_or_path
 
 
+def hub_offline() -> bool:
+    """Whether ``HF_HUB_OFFLINE`` rules out the hub, read now and spelled as huggingface_hub accepts it (1, ON,
+    YES, TRUE in any case)."""
+    from huggingface_hub.constants import ENV_VARS_TRUE_VALUES
+
+    return os.environ.get("HF_HUB_OFFLINE", "").upper() in ENV_VARS_TRUE_VALUES
+
+
 def hub_could_not_give(error: BaseException) -> bool:
     """Whether loading failed because the Hugging Face hub (or its offline cache) has no such model, as opposed to
     a broken local copy or a full disk: a ``LocalEntryNotFoundError`` / ``RepositoryNotFoundError`` in the chain."""
@@ -240,8 +248,7 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
         except OSError as error:  # not a folder and not to be had from the hub: one line, not a two-exception trace
             if os.path.exists(resolved) or not hub_could_not_give(error):
                 raise
-            offline = os.environ.get("HF_HUB_OFFLINE") == "1"
-            hub = "HF_HUB_OFFLINE=1 rules out the hub" if offline else f"the hub said: {str(error).splitlines()[0]}"
+            hub = "HF_HUB_OFFLINE rules out the hub" if hub_offline() else f"the hub said: {str(error).splitlines()[0]}"
             raise FileNotFoundError(
                 f"cannot load the encoder {model_name_or_path!r}: no such folder, it is not (fully) in the Hugging "
                 f"Face cache, and {hub}; give a local model folder or a cached hub name"

@@ -15,7 +15,7 @@ from torch import nn
 
 from . import rerank
 from .artifacts import CorruptArtifactError, file_sha256, read_meta, remove_path, verify_sums
-from .encoder import MaxLengthError, TokenEncoder
+from .encoder import MaxLengthError, TokenEncoder, hub_offline
 from .encoder_delta import DELTA_FILE, apply_delta, write_delta
 from .rerank import TokenReranker
 from .scoring import HEADS, ConditionalPenalty, build_head, head_spec
@@ -333,10 +333,10 @@ class TrainedHeadReranker(TokenReranker):
             return cls(Verifier(name_or_path), **kwargs)
         repo = name_or_path.removeprefix("hf:")
         looks_local = os.path.isabs(repo) or repo.startswith((".", "~")) or repo.count("/") != 1
-        if looks_local or (repo == name_or_path and os.environ.get("HF_HUB_OFFLINE") == "1"):
+        if looks_local or (repo == name_or_path and hub_offline()):
             raise FileNotFoundError(
                 f"no verifier folder at {name_or_path!r}: the folder does not exist"
-                + ("" if looks_local else " (and HF_HUB_OFFLINE=1 rules out the hub; use 'hf:org/name')")
+                + ("" if looks_local else " (and HF_HUB_OFFLINE rules out the hub; use 'hf:org/name')")
             )
         return cls(Verifier.from_hf(repo), **kwargs)
 

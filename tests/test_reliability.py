@@ -385,8 +385,9 @@ def test_d11_a_damaged_fine_tuned_encoder_is_named(tmp_path, tiny_encoder):
         cv.MapVerifier(v.path, device="cpu")
 
 
-def test_d19_a_missing_local_path_in_from_pretrained_says_the_folder_does_not_exist(tiny_encoder, monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+@pytest.mark.parametrize("offline", ["1", "true", "YES", "On"])  # as huggingface_hub reads it
+def test_d19_a_missing_local_path_in_from_pretrained_says_the_folder_does_not_exist(tiny_encoder, monkeypatch, offline):
+    monkeypatch.setenv("HF_HUB_OFFLINE", offline)
     for name in ("./runs/nope", "/no/such/verifier", "org/nope"):
         with pytest.raises(FileNotFoundError, match="the folder does not exist"):
             cv.MapVerifier.from_pretrained(name, encoder=tiny_encoder)
