@@ -150,7 +150,7 @@ class TokenReranker(pt.Transformer):
         if len(inp) == 0:
             out = inp.drop(columns=["score", "rank"], errors="ignore")
             return out.assign(score=pd.Series(dtype="float64"), rank=pd.Series(dtype="int64"))
-        store = self.store if self.store is not None else self._first_stage_store(inp)
+        store = self.store if self.store is not None else self._first_stage_store(inp, text=self.text_field in inp.columns)
         if store is None and self.text_field not in inp.columns:
             raise ValueError(
                 f"{type(self).__name__} needs the documents' token states or text: retrieve with "
@@ -233,9 +233,10 @@ class TokenReranker(pt.Transformer):
                 states[q] = state
         return codes, states
 
-    def _first_stage_store(self, inp: pd.DataFrame) -> TokenStore | None:
+    def _first_stage_store(self, inp: pd.DataFrame, *, text: bool = False) -> TokenStore | None:
         """The token store of the index the first stage retrieved from, when its ``query_toks`` name one (see
-        ``query_tokens``); a store made by another encoder than this reranker's is refused with the fix."""
+        ``query_tokens``); one made by another encoder than this reranker's is passed over when the rows have
+        their ``text`` (scored from it), else refused with the fix."""
         if "query_toks" not in inp.columns:
             return None
         first = next((t for t in inp["query_toks"] if isinstance(t, QueryTokens)), None)  # a union: some rows lack it
@@ -243,11 +244,14 @@ class TokenReranker(pt.Transformer):
         if store is None:
             return None
         mismatch = store.spec.mismatch(self.encoder.spec)
+        if mismatch is not None and text:
+            return None
         if mismatch is not None:
             raise IncompatibleEncoderError(
                 f"the first stage's index {store!r} holds token states of encoder {store.spec.name!r}, not of "
                 f"{type(self).__name__}'s encoder {self.encoder.spec.name!r} ({mismatch}): give the reranker the "
-                f"index's encoder (e.g. cv.MaxSim(model)), or a verifier trained on it"
+                f"index's encoder (e.g. cv.MaxSim(model)) or a verifier trained on it, or the text "
+                f"(pt.text.get_text(dataset, {self.text_field!r}) before it)"
             )
         return store
 

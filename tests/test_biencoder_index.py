@@ -61,8 +61,15 @@ def test_one_liner_in_pt_experiment(model, index):
 
 def test_a_reranker_of_another_encoder_is_refused_with_the_fix(model, index, tiny_model_dir):
     other = cv.TokenEncoder(tiny_model_dir, max_length=12, device="cpu")
-    with pytest.raises(IncompatibleEncoderError, match="give the reranker the index's encoder"):
+    with pytest.raises(IncompatibleEncoderError, match=r"give the reranker the index's encoder.*or the text"):
         (model.retriever(index.path) % 2 >> cv.MaxSim(other))(TOPICS)
+    # with the text, it is scored from the text (as the README says for any other first stage)
+    got = (model.retriever(index.path) % 2 >> with_text_column() >> cv.MaxSim(other))(TOPICS)
+    alone = cv.MaxSim(other)(got.drop(columns=["query_toks"]))  # no first-stage states at all
+    key = ["qid", "docno"]
+    pd.testing.assert_series_equal(
+        got.set_index(key)["score"], alone.set_index(key)["score"].loc[got.set_index(key).index]
+    )
 
 
 def test_without_token_states_or_text_the_error_names_the_fix(model, index):
