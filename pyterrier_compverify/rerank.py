@@ -150,7 +150,9 @@ class TokenReranker(pt.Transformer):
         if len(inp) == 0:
             out = inp.drop(columns=["score", "rank"], errors="ignore")
             return out.assign(score=pd.Series(dtype="float64"), rank=pd.Series(dtype="int64"))
-        store = self.store if self.store is not None else self._first_stage_store(inp, text=self.text_field in inp.columns)
+        store = (
+            self.store if self.store is not None else self._first_stage_store(inp, text=self.text_field in inp.columns)
+        )
         if store is None and self.text_field not in inp.columns:
             raise ValueError(
                 f"{type(self).__name__} needs the documents' token states or text: retrieve with "

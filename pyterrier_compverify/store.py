@@ -116,6 +116,11 @@ class TokenStore(pt.Artifact):
             raise CorruptStoreError(
                 f"{path / OFFSETS_FILE} must be integers starting at 0 and never decreasing: rebuild the store"
             )
+        recorded = (meta.get("sha256") or {}).get(DOCNOS_FILE)  # stores built before sums had none
+        if recorded is not None and file_sha256(path / DOCNOS_FILE) != recorded:  # small; npids can loop on damage
+            raise CorruptStoreError(
+                f"{path / DOCNOS_FILE} cannot be read (it does not match the sha256 recorded at build time): {REBUILD}"
+            )
         try:
             docnos = Lookup(path / DOCNOS_FILE)
         except Exception as e:  # npids reports damage as struct, JSON, Unicode or index errors

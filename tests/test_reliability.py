@@ -243,6 +243,8 @@ DAMAGE = {  # file -> (how it is damaged, what the message says)
     "offsets.npy, 0 bytes": ("offsets.npy", b"", "offsets.npy cannot be read"),
     "docnos.npids, 0 bytes": ("docnos.npids", b"", "docnos.npids cannot be read"),
     "docnos.npids, half": ("docnos.npids", "half", "docnos.npids cannot be read"),
+    # npids alone loops for ever in its block chain on this one (found by a reviewer)
+    "docnos.npids, 16 bytes flipped": ("docnos.npids", "flip", "docnos.npids cannot be read .*sha256"),
     "pt_meta.json, invalid UTF-8": ("pt_meta.json", b'{"type": "\xff"}', "pt_meta.json is not valid JSON"),
     "pt_meta.json, a list": ("pt_meta.json", b"[1, 2]", "pt_meta.json holds a JSON list"),
     "pt_meta.json, null": ("pt_meta.json", b"null", "pt_meta.json holds a JSON NoneType"),
@@ -261,6 +263,10 @@ def test_d11_every_damaged_store_file_raises_corrupt_store_error_naming_it(built
         damage = json.dumps({k: v for k, v in {**meta, **damage}.items() if v is not None}).encode()
     elif damage == "half":
         damage = path.read_bytes()[: path.stat().st_size // 2]
+    elif damage == "flip":
+        data = bytearray(path.read_bytes())
+        data[116:132] = bytes(b ^ 0xFF for b in data[116:132])
+        damage = bytes(data)
     path.write_bytes(damage)
     with pytest.raises(cv.CorruptStoreError, match=message) as error:
         len(cv.TokenStore(built.path))
