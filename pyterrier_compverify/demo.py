@@ -12,9 +12,8 @@ import pandas as pd
 import pyterrier as pt
 
 from .demo_collection import DEMO_DOCS, DEMO_QRELS, DEMO_TOPICS
-from .encoder import DEFAULT_MODEL, TokenEncoder
-from .pipelines import build_indices, standard_pipelines
 from .reporting import MEASURES
+from .spec import DEFAULT_MODEL
 
 
 class DemoCollection:
@@ -81,6 +80,9 @@ def run_demo(
 
 
 def _run_demo(model: str, folder: Path, device, verbose: bool, where: str) -> dict[str, pd.DataFrame]:
+    from .encoder import TokenEncoder
+    from .pipelines import build_indices, standard_pipelines
+
     started = time.time()
     collection = DemoCollection(folder / "collection")
     encoder = TokenEncoder(model, device=device)

@@ -21,10 +21,8 @@ import torch
 
 from ._device import resolve_device
 from .scoring.simmap import normalise_states
-from .spec import EncoderSpec
+from .spec import DEFAULT_MAX_LENGTH, DEFAULT_MODEL, EncoderSpec
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-DEFAULT_MAX_LENGTH = 128  # tokens; capped at the model's positions when not given
 COMPUTE_DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
 _DTYPE_ALIASES = {"bfloat16": "bf16", "float32": "fp32", torch.bfloat16: "bf16", torch.float32: "fp32"}
 TOKENISE_CHUNK = 4096  # texts tokenised in one call, then sorted by length and cut into batches

@@ -7,14 +7,17 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 import pyterrier as pt
 
 from .datasets.nearmiss import nearmiss_triplets
-from .encoder import DEFAULT_MODEL, TokenEncoder
-from .measures import WordJaccard, nearmiss_table
+from .spec import DEFAULT_MODEL
+
+if TYPE_CHECKING:
+    from .encoder import TokenEncoder
 
 SCORERS = ("pooled", "maxsim", "mapverifier", "mapcnn", "weightedmaxsim", "jaccard", "jaccard-anti")
 MODEL_FREE = ("jaccard", "jaccard-anti")  # scorers that use no encoder
@@ -57,6 +60,8 @@ def named_scorers(names: list[str], encoder: TokenEncoder) -> dict:
     ``max_length`` column shows the length)."""
     import pyterrier_compverify as cv
     from pyterrier_compverify.verifier import default_verifier_path
+
+    from .measures import WordJaccard
 
     def learned(make, path: str):
         own = cv.Verifier(path).encoder_for(encoder)
@@ -116,6 +121,8 @@ def run_nearmiss(
     category), drawn with ``seed`` (``sample_per_category``). ``max_length`` 256 by default: CondaQA passages need
     it, at 128 the edit is cut off and the tie counts as a loss. An existing ``out`` pair is refused
     (FileExistsError, before any work) unless ``overwrite``."""
+    from .encoder import TokenEncoder
+    from .measures import nearmiss_table
     from .reporting import refuse_overwrite, write_table
 
     started = time.time()
@@ -148,7 +155,10 @@ def register(subparsers) -> None:
     )
     add_common_options(parser)
     parser.add_argument(
-        "--source", default=default_of(run_nearmiss, "source"), choices=["all", "sugarcrepe", "condaqa"]
+        "--source",
+        default=default_of(run_nearmiss, "source"),
+        choices=["all", "sugarcrepe", "condaqa"],
+        help="which near-miss triplets: SugarCrepe's seven categories, CondaQA's two, or both (default: %(default)s)",
     )
     parser.add_argument(
         "--scorers",

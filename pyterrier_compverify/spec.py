@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"  # the encoder every option defaults to
+DEFAULT_MAX_LENGTH = 128  # tokens; capped at the model's positions when not given
+
 
 class IncompatibleEncoderError(ValueError):
     """Token states (a store, query states, a trained head) made by another encoder than the one given."""

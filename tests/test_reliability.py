@@ -578,10 +578,10 @@ def test_item7_values_an_option_would_not_honour_are_refused_at_parse_time(
 
 
 def test_item7_mode_options_reach_the_training_config_where_they_apply(tmp_path, tiny_model_dir, monkeypatch):
-    from pyterrier_compverify.training import command
+    from pyterrier_compverify.training import verifier  # the command imports train_verifier from there when it runs
 
     seen = []
-    monkeypatch.setattr(command, "train_verifier", lambda rows, out, *, config, **kw: seen.append(config) or (0, []))
+    monkeypatch.setattr(verifier, "train_verifier", lambda rows, out, *, config, **kw: seen.append(config) or (0, []))
     base = ["train-verifier", "r.jsonl", str(tmp_path / "o"), "--model", tiny_model_dir, "--max-length", "16"]
     main([*base, "--device", "cpu", "--mode", "last-layer", "--top-layers", "2", "--encoder-lr", "3e-5"])
     main([*base, "--device", "cpu", "--mode", "end-to-end", "--encoder-lr", "3e-5"])

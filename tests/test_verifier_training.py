@@ -134,8 +134,7 @@ def test_bad_config():
 
 
 def test_both_trainers_share_one_schedule_and_its_checks():
-    from pyterrier_compverify.training import EncoderTrainingConfig
-    from pyterrier_compverify.training.hf import TrainingSchedule
+    from pyterrier_compverify.training import EncoderTrainingConfig, TrainingSchedule
 
     for config in (VerifierTrainingConfig, EncoderTrainingConfig):
         assert issubclass(config, TrainingSchedule)

@@ -120,7 +120,13 @@ def register(subparsers) -> None:
     add_data_dir_option(parser)
     parser.add_argument("passages", help=".jsonl/.csv/.tsv with docno (or id) and text, or a collection id")
     parser.add_argument("out", help="output .jsonl or .csv (validation queries go to OUT.valid.<suffix>)")
-    parser.add_argument("--strategy", default=default("strategy"), choices=["SM", "KW"])
+    parser.add_argument(
+        "--strategy",
+        default=default("strategy"),
+        choices=["SM", "KW"],
+        help="SM: summaries / long questions about the whole passage (coarse); KW: salient keywords, hypernyms and "
+        "short user-style queries (fine) (default: %(default)s)",
+    )
     parser.add_argument(
         "--backend",
         default=default("backend"),

@@ -6,33 +6,17 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
 
-from ..encoder import DEFAULT_MAX_LENGTH, DEFAULT_MODEL, TokenEncoder, resolve_model_path
-from .hf import TrainingSchedule, prepare_output, run_fingerprint, run_training, training_arguments
+from ..encoder import DEFAULT_MODEL, TokenEncoder, resolve_model_path
+from .config import EncoderTrainingConfig
+from .hf import prepare_output, run_fingerprint, run_training, training_arguments
 from .triplets import load_triplets
 
 TRAINING_FILE = "compverify_training.json"
-
-
-@dataclass
-class EncoderTrainingConfig(TrainingSchedule):
-    """The schedule (:class:`~.hf.TrainingSchedule`) and the bi-encoder's own settings."""
-
-    steps: int = 500
-    batch_size: int = 32  # the paper used 128; smaller fits a CPU
-    lr: float = 2e-5
-    scale: float = 10.0
-    max_length: int = DEFAULT_MAX_LENGTH  # tokens, as TokenEncoder's default
-    no_duplicates: bool = False  # batches without repeated texts (needed when a passage has many queries)
-
-    def __post_init__(self):
-        super().__post_init__()
-        if self.lr <= 0:
-            raise ValueError(f"lr must be positive, got {self.lr}")
 
 
 def train_encoder(

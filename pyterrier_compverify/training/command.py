@@ -9,9 +9,8 @@ from pathlib import Path
 import pandas as pd
 
 from ..cli_options import add_common_options, default_of, given, positive_int, refuse_ignored
-from .biencoder import EncoderTrainingConfig, train_encoder
+from .config import MODES, EncoderTrainingConfig, VerifierTrainingConfig
 from .data import recipe_rows
-from .verifier import MODES, VerifierTrainingConfig, train_verifier
 
 MAX_LENGTH_HELP = "tokens per text (default: the encoder's DEFAULT_MAX_LENGTH, 128)"
 OVERWRITE_HELP = "replace a run with other rows or options in OUT (default: refuse it; the same run resumes)"
@@ -91,6 +90,7 @@ def register_train_verifier(subparsers) -> None:
 def train_verifier_command(args: argparse.Namespace):
     """Train and save a verifier; print where, and the last loss."""
     from ..encoder import DEFAULT_MODEL, TokenEncoder
+    from .verifier import train_verifier
 
     if args.mode != "last-layer":
         refuse_ignored(args, ["top_layers"], f"with --mode {args.mode} (it is the layer count of last-layer)")
@@ -167,6 +167,8 @@ def read_edits(path: str) -> pd.DataFrame:
 
 def train_encoder_command(args: argparse.Namespace):
     """Build the recipe's rows, fine-tune, print the row counts and where the model was saved."""
+    from .biencoder import train_encoder
+
     structural = ["edits", "share", "positives", "balanced"]
     if args.recipe == "A":
         refuse_ignored(args, structural, "with --recipe A (it has no structural rows; they are recipe B's)")

@@ -9,37 +9,16 @@ import os
 import shutil
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from ..artifacts import remove_path
-from ..encoder import warn_if_emulated
+from .config import TrainingSchedule
 
 RUN_FILE = "compverify_run.json"  # the fingerprint of the run whose outputs the folder holds
 # change where files go or how fast a step runs, not the model (compile: the same steps up to float rounding)
 NOT_IN_FINGERPRINT = ("save_steps", "logging_steps", "cache_dir", "compile")
-
-
-@dataclass
-class TrainingSchedule:
-    """What both trainers' configs share (the encoder's and the verifier's add their model and learning rates)."""
-
-    steps: int = 300
-    batch_size: int = 32
-    weight_decay: float = 0.01  # AdamW's
-    warmup: float = 0.1  # a fraction of the steps: linear warm-up, then linear decay
-    seed: int = 42
-    save_steps: int = 100  # a checkpoint every so many steps (a killed run resumes from the last)
-    logging_steps: int = 10
-    bf16: bool = False  # bf16 autocast for forward and backward (fast on CPUs with AVX-512 bf16)
-
-    def __post_init__(self):
-        if self.steps <= 0 or self.batch_size <= 0:
-            raise ValueError(f"steps and batch_size must be positive, got {self.steps} and {self.batch_size}")
-        if not 0 <= self.warmup < 1:
-            raise ValueError(f"warmup is a fraction of the steps in [0, 1), got {self.warmup}")
 
 
 def training_arguments(
@@ -47,6 +26,8 @@ def training_arguments(
 ):
     """Trainer arguments from one of our configs (its :class:`TrainingSchedule` fields). ``bf16`` on a CPU that
     only emulates it warns (``encoder.warn_if_emulated``)."""
+    from ..encoder import warn_if_emulated
+
     if use_cpu and config.bf16:
         warn_if_emulated("bf16", "cpu")
     return args_class(

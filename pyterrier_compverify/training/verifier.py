@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
@@ -22,54 +22,13 @@ import torch
 from torch import nn
 
 from ..encoder import TokenEncoder
-from ..scoring import build_head, head_spec, normalise_states, score_aligned, score_all_pairs
-from .hf import TrainingSchedule, prepare_output, run_fingerprint, run_training, training_arguments
+from ..scoring import build_head, normalise_states, score_aligned, score_all_pairs
+from .config import VerifierTrainingConfig
+from .hf import prepare_output, run_fingerprint, run_training, training_arguments
 from .state_cache import StateCache, TopLayers
 from .triplets import COLUMNS, load_triplets
 
-MODES = ("frozen", "last-layer", "end-to-end")
 ARTIFACT_FILES = ("head.safetensors", "encoder", "encoder-delta.safetensors", "pt_meta.json")  # Verifier.save's
-
-
-@dataclass
-class VerifierTrainingConfig(TrainingSchedule):
-    """The schedule (:class:`~.hf.TrainingSchedule`) and the verifier's own settings."""
-
-    head: str = "F4"
-    head_config: dict = field(default_factory=dict)  # extra head arguments, e.g. {"channels": [32, 64]} for F3
-    mode: str = "frozen"  # or "last-layer", "end-to-end"
-    top_layers: int = 1  # last-layer mode: how many of the encoder's top layers learn
-    cache_states: bool = True  # frozen / last-layer: encode every training text once (False: every batch)
-    # dropout of the encoder layers that learn; None: 0 in last-layer mode (the head learns over the states serving
-    # reads: at MiniLM's own 0.1 its dev headline fell to 0.588, at 0 it was 0.918 / 0.922 / 0.926 over 3 seeds), the
-    # model's own in end-to-end mode
-    encoder_dropout: float | None = None
-    cache_dir: str | None = None  # where state caches are kept (default: OUTPUT/state-cache)
-    shuffle: bool = True  # False: rows are taken in the given order (e.g. from verifier_mix.arrange_batches)
-    cache_bf16: bool | None = None  # bf16 autocast when the state cache is built (None: as ``bf16``); True with
-    # bf16=False encodes a large encoder's texts fast while the head still trains in fp32
-    compile: bool = False  # torch.compile the head (fused kernels; the first steps compile; a C++ compiler on CPU)
-    head_lr: float = 1e-4
-    encoder_lr: float = 1.5e-5
-    temperature: float = 0.1
-    max_grad_norm: float = 1.0
-
-    def __post_init__(self):
-        super().__post_init__()
-        if self.mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
-        if self.head_lr <= 0 or self.encoder_lr < 0:
-            raise ValueError(
-                f"head_lr must be positive and encoder_lr not negative, got {self.head_lr}, {self.encoder_lr}"
-            )
-        if self.encoder_dropout is not None and not 0 <= self.encoder_dropout < 1:
-            raise ValueError(f"encoder_dropout must be in [0, 1), got {self.encoder_dropout}")
-        if self.encoder_dropout is not None and self.mode == "frozen":
-            raise ValueError("encoder_dropout is for the encoder layers that learn: not with mode='frozen'")
-        if self.encoder_dropout is None and self.mode == "last-layer":
-            self.encoder_dropout = 0.0  # recorded, so a run made before this default (at 0.1) is not resumed by it
-        if not head_spec(self.head).learned and self.mode == "frozen":
-            raise ValueError(f"{self.head} has no weights: train it end-to-end (the encoder learns through it)")
 
 
 class EncoderStates(nn.Module):
