@@ -160,7 +160,7 @@ def build_lock(target: Path) -> Iterator[None]:
         except BlockingIOError as e:
             handle.close()
             raise BuildBusyError(
-                f"another indexer is building {target} (it holds {lock}): wait for it to finish, or build elsewhere"
+                f"another process is building {target} (it holds {lock}): wait for it to finish, or build elsewhere"
             ) from e
         with contextlib.suppress(FileNotFoundError):
             if os.stat(lock).st_ino == os.fstat(handle.fileno()).st_ino:

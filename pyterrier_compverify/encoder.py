@@ -246,7 +246,11 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
         except OSError as error:  # not a folder and not to be had from the hub: one line, not a two-exception trace
             if os.path.exists(resolved) or not hub_could_not_give(error):
                 raise
-            hub = "HF_HUB_OFFLINE rules out the hub" if hub_offline() else f"the hub said: {str(error).splitlines()[0]}"
+            hub = (
+                f"HF_HUB_OFFLINE={os.environ['HF_HUB_OFFLINE']} rules out the hub"
+                if hub_offline()
+                else f"the hub said: {str(error).splitlines()[0]}"
+            )
             raise FileNotFoundError(
                 f"cannot load the encoder {model_name_or_path!r}: no such folder, it is not (fully) in the Hugging "
                 f"Face cache, and {hub}; give a local model folder or a cached hub name"

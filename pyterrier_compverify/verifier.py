@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from . import rerank
-from .artifacts import CorruptArtifactError, file_sha256, read_meta, remove_path, verify_sums
+from .artifacts import CorruptArtifactError, build_lock, file_sha256, read_meta, remove_path, verify_sums
 from .encoder import MaxLengthError, TokenEncoder, hub_offline
 from .encoder_delta import DELTA_FILE, apply_delta, write_delta
 from .rerank import TokenReranker
@@ -74,7 +74,10 @@ class Verifier(pt.Artifact):
         fine_tuned: bool = False,
         base: EncoderSpec | None = None,
     ) -> Verifier:
-        """Write the artifact atomically (a temporary folder renamed into place); replaces an earlier one.
+        """Write the artifact into ``path``, replacing an earlier one: the files are written in a temporary folder
+        inside ``path`` (which may hold training checkpoints, so it is not swapped whole), then moved in one by one
+        with ``pt_meta.json`` removed first and written last, so a crash leaves no verifier rather than a meta
+        naming missing files. A lock keeps a second save of the same folder out (``BuildBusyError``).
 
         A ``fine_tuned`` encoder is stored as its changes against ``base`` (the encoder before tuning, loaded again
         by its name) where that is under half the parameters; else, or without ``base``, as a full copy."""
@@ -107,14 +110,15 @@ class Verifier(pt.Artifact):
             (tmp / META_FILE).write_text(json.dumps(meta, indent=2))
             # the old meta goes first and the new one comes last: a crash in between leaves no verifier (the run
             # folder's fingerprint then resumes or retrains), never a meta naming files that are not there
-            remove_path(path / META_FILE)
-            payload = [name for name in (HEAD_FILE, ENCODER_DIR, DELTA_FILE) if (tmp / name).exists()]
-            for name in payload:
-                remove_path(path / name)
-                os.replace(tmp / name, path / name)
-            os.replace(tmp / META_FILE, path / META_FILE)
-            for name in {ENCODER_DIR, DELTA_FILE} - set(payload):  # an earlier artifact's encoder of the other form
-                remove_path(path / name)
+            with build_lock(path):
+                remove_path(path / META_FILE)
+                payload = [name for name in (HEAD_FILE, ENCODER_DIR, DELTA_FILE) if (tmp / name).exists()]
+                for name in payload:
+                    remove_path(path / name)
+                    os.replace(tmp / name, path / name)
+                os.replace(tmp / META_FILE, path / META_FILE)
+                for name in {ENCODER_DIR, DELTA_FILE} - set(payload):  # an earlier artifact's other encoder form
+                    remove_path(path / name)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         return cls(path)
@@ -334,9 +338,9 @@ class TrainedHeadReranker(TokenReranker):
         repo = name_or_path.removeprefix("hf:")
         looks_local = os.path.isabs(repo) or repo.startswith((".", "~")) or repo.count("/") != 1
         if looks_local or (repo == name_or_path and hub_offline()):
+            offline = f" (and HF_HUB_OFFLINE={os.environ.get('HF_HUB_OFFLINE')} rules out the hub; use 'hf:org/name')"
             raise FileNotFoundError(
-                f"no verifier folder at {name_or_path!r}: the folder does not exist"
-                + ("" if looks_local else " (and HF_HUB_OFFLINE rules out the hub; use 'hf:org/name')")
+                f"no verifier folder at {name_or_path!r}: the folder does not exist" + ("" if looks_local else offline)
             )
         return cls(Verifier.from_hf(repo), **kwargs)
 

@@ -170,7 +170,7 @@ def test_d03_a_second_indexer_of_the_same_path_fails_clearly_while_the_first_bui
     thread.start()
     assert inside.wait(30)
     try:
-        with pytest.raises(FileExistsError, match="another indexer is building .*s.tokens"):
+        with pytest.raises(FileExistsError, match="another process is building .*s.tokens"):
             cv.TokenStore(path).indexer(tiny_encoder, verbose=False, mode="overwrite").index(DOCS[:2])
     finally:
         release.set()
@@ -179,6 +179,18 @@ def test_d03_a_second_indexer_of_the_same_path_fails_clearly_while_the_first_bui
     with pytest.raises(FileExistsError, match="already exists"):  # after the first: the usual refusal
         cv.TokenStore(path).indexer(tiny_encoder, verbose=False).index(DOCS[:2])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.tokens"]  # no lock file or temporary folder left
+
+
+def test_a_second_save_of_a_verifier_folder_meanwhile_is_refused_and_the_first_kept(tmp_path, tiny_encoder):
+    from pyterrier_compverify.artifacts import BuildBusyError, build_lock
+    from pyterrier_compverify.scoring import build_head
+
+    first = cv.Verifier.save(tmp_path / "v", tiny_encoder, build_head("F4", dim=32), "F4")
+    before = (first.path / "head.safetensors").read_bytes()
+    with build_lock(first.path), pytest.raises(BuildBusyError, match="another process is building .*v"):
+        cv.Verifier.save(tmp_path / "v", tiny_encoder, build_head("F3", dim=32), "F3")
+    assert cv.Verifier(first.path).meta["head"] == "F4" and (first.path / "head.safetensors").read_bytes() == before
+    assert [p.name for p in first.path.iterdir() if p.name.startswith(".")] == []  # its temporary folder is gone
 
 
 def test_d03_overwriting_a_store_never_leaves_the_path_without_one(built, tiny_encoder, monkeypatch):
