@@ -21,7 +21,7 @@ import torch
 
 from ._device import resolve_device
 from .scoring.simmap import normalise_states
-from .spec import DEFAULT_MAX_LENGTH, DEFAULT_MODEL, EncoderSpec
+from .spec import DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH, DEFAULT_MODEL, EncoderSpec
 
 COMPUTE_DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
 _DTYPE_ALIASES = {"bfloat16": "bf16", "float32": "fp32", torch.bfloat16: "bf16", torch.float32: "fp32"}
@@ -227,13 +227,16 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
         model_name_or_path: str = DEFAULT_MODEL,
         *,
         max_length: int | None = None,
-        batch_size: int = 32,
+        batch_size: int | None = DEFAULT_BATCH_SIZE,
         device: str | torch.device | None = None,
         verbose: bool = False,
         text_field: str = "text",
         dtype: str | None = None,
     ):
-        super().__init__(batch_size=int(batch_size), text_field=text_field, verbose=verbose)
+        batch_size = DEFAULT_BATCH_SIZE if batch_size is None else int(batch_size)
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        super().__init__(batch_size=batch_size, text_field=text_field, verbose=verbose)
         from sentence_transformers import SentenceTransformer
 
         if max_length is not None and max_length < 2:

@@ -13,6 +13,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from .spec import DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH
+
 NAMED_RERANKERS = {
     "maxsim": "MaxSim",
     "mapverifier": "MapVerifier",
@@ -29,7 +31,7 @@ def run_evaluation(
     *,
     model: str | None = None,
     max_length: int | None = None,
-    batch_size: int = 32,
+    batch_size: int | None = None,
     device: str | None = None,
     depth: int = 100,
     rerankers: Sequence[str] = ("maxsim",),
@@ -282,13 +284,16 @@ def register(subparsers) -> None:
         "--depth", type=positive_int, default=default("depth"), help="rerank depth (default: %(default)s)"
     )
     parser.add_argument(
-        "--max-length", type=int, default=default("max_length"), help="tokens per text (default: the encoder's, 128)"
+        "--max-length",
+        type=int,
+        default=default("max_length"),
+        help=f"tokens per text (default: the encoder's, {DEFAULT_MAX_LENGTH})",
     )
     parser.add_argument(
         "--batch-size",
         type=positive_int,
         default=default("batch_size"),
-        help="encoder batch size (default: %(default)s)",
+        help=f"encoder batch size (default: the encoder's, {DEFAULT_BATCH_SIZE})",
     )
     parser.add_argument(
         "--index-dir",

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
+from .spec import DEFAULT_MAX_LENGTH
+
 HELP = "why a text got its score: the token-token map, each query token's best match, the score taken apart"
 
 
@@ -61,7 +63,9 @@ def register(subparsers) -> None:
         "(default %(default)s)",
     )
     parser.add_argument("--out", default=None, help="draw the maps into this file (.png, .pdf, .svg; needs matplotlib)")
-    parser.add_argument("--max-length", type=int, default=None, help="encoder max length in tokens (default 128)")
+    parser.add_argument(
+        "--max-length", type=int, default=None, help=f"encoder max length in tokens (default {DEFAULT_MAX_LENGTH})"
+    )
     add_common_options(parser, data_dir=False)  # the texts are given: no dataset is read
     parser.set_defaults(func=explain_command)
 

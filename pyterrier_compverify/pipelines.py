@@ -147,7 +147,7 @@ def plain_dense_run(collection, encoder: TokenEncoder, topics: pd.DataFrame, k: 
     Independent of TokenEncoder batching and pyterrier-dr, to check that the dense pipeline matches it.
     """
     docs = list(collection.corpus_iter())
-    kw = {"batch_size": 32, "convert_to_numpy": True, "normalize_embeddings": True}
+    kw = {"batch_size": encoder.batch_size, "convert_to_numpy": True, "normalize_embeddings": True}
     doc_vecs = encoder.model.encode([d["text"] for d in docs], show_progress_bar=True, **kw)
     query_vecs = encoder.model.encode(topics["query"].tolist(), **kw)
     scores = query_vecs @ doc_vecs.T

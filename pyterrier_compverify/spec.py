@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"  # the encoder every option defaults to
 DEFAULT_MAX_LENGTH = 128  # tokens; capped at the model's positions when not given
+DEFAULT_BATCH_SIZE = 32  # texts per encoder forward
 
 
 class IncompatibleEncoderError(ValueError):

@@ -218,7 +218,7 @@ class Verifier(pt.Artifact):
         *,
         encoder: TokenEncoder | None = None,
         device=None,
-        batch_size: int = 32,
+        batch_size: int | None = None,
         max_length: int | None = None,
         dtype: str | None = None,
     ) -> TokenEncoder:

@@ -9,10 +9,11 @@ from pathlib import Path
 import pandas as pd
 
 from ..cli_options import add_common_options, default_of, given, positive_int, refuse_ignored
+from ..spec import DEFAULT_MAX_LENGTH
 from .config import MODES, EncoderTrainingConfig, VerifierTrainingConfig
 from .data import recipe_rows
 
-MAX_LENGTH_HELP = "tokens per text (default: the encoder's DEFAULT_MAX_LENGTH, 128)"
+MAX_LENGTH_HELP = f"tokens per text (default: the encoder's, {DEFAULT_MAX_LENGTH})"
 OVERWRITE_HELP = "replace a run with other rows or options in OUT (default: refuse it; the same run resumes)"
 
 
