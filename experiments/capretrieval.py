@@ -192,14 +192,15 @@ def evaluate(models: dict[str, str], work: Path, args) -> tuple[pd.DataFrame, di
                 systems["baseline >> MapVerifier"] = dense >> cv.MapVerifier(encoder=encoder, store=indices.store)
                 systems["BM25"] = bm25_pipeline(indices.pisa, language=indices.language)
         t = time.time()
+        runs = {name: system(topics) for name, system in systems.items()}  # once, for both tables
         res = pt.Experiment(
-            list(systems.values()), topics, qrels, MEASURES, names=list(systems), baseline=0, round=4, verbose=True
+            list(runs.values()), topics, qrels, MEASURES, names=list(runs), baseline=0, round=4, verbose=True
         )
         res.insert(0, "collection", dataset_id)
         tables.append(res)
         types = collection.query_types()
         if types:
-            per_type[dataset_id] = by_query_type(systems, topics, qrels, types)
+            per_type[dataset_id] = by_query_type(runs, topics, qrels, types)
         print(res[["name", "nDCG@10"]].to_markdown(index=False), f"({time.time() - t:.0f} s)", flush=True)
     return pd.concat(tables, ignore_index=True), per_type
 

@@ -30,9 +30,9 @@ def summary_table(results: pd.DataFrame, measures: list[str] | None = None) -> p
     return table
 
 
-def by_query_type(runs: dict, topics, qrels, types: dict, measures=None) -> pd.DataFrame:
-    """Mean per-query nDCG@10 by query type (rows) and system (columns), with the number of queries.
-    (``measures`` is accepted for older callers; the table is nDCG@10.)"""
+def by_query_type(runs: dict, topics, qrels, types: dict) -> pd.DataFrame:
+    """Mean per-query nDCG@10 by query type (rows) and system (columns, ``runs``: name -> result frame), with the
+    number of queries."""
     import pyterrier as pt
 
     per_query = pt.Experiment(list(runs.values()), topics, qrels, [nDCG @ 10], names=list(runs), perquery=True)
