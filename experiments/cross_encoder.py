@@ -234,7 +234,8 @@ def train(args) -> None:
     state = RunState(run / "state.pt", "model", model, lr=args.lr, steps=args.steps, seed=args.seed,
                      resume=args.resume)  # fmt: skip
     rng, start = state.rng, state.start
-    (run / "config.json").write_text(json.dumps({**vars(args), "flickr_groups": len(flickr),
+    config = {k: v for k, v in vars(args).items() if k not in ("overwrite", "resume")}  # how it runs, not what
+    (run / "config.json").write_text(json.dumps({**config, "flickr_groups": len(flickr),
                                                  "scifact_groups_total": len(scifact)}, indent=2))  # fmt: skip
     model.train()
     log = (run / "log.jsonl").open("a")
