@@ -76,7 +76,7 @@ def main() -> None:
     def indexer():
         flex = FlexIndex(str(tmp / "bench.flex"), verbose=False)
         store = cv.TokenStore(tmp / "bench.tokens")
-        store.indexer(bf16, flex_index=flex, verbose=False, overwrite=True).index(iter(docs))
+        store.indexer(bf16, flex_index=flex, verbose=False, mode="overwrite").index(iter(docs))
         vectors = flex.payload(return_docnos=False)[0]  # in corpus order
         return torch.from_numpy(vectors.astype("float32"))
 

@@ -162,7 +162,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(args.store or Path(tmp) / "load.tokens")
         docs = documents(args.docs, rng)
-        indexer = cv.TokenStore(path).indexer(encoder, verbose=False, overwrite=True)
+        indexer = cv.TokenStore(path).indexer(encoder, verbose=False, mode="overwrite")
         phase("build store", lambda: indexer.index(docs), results, docs=args.docs)
 
         def open_store():

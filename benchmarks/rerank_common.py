@@ -32,7 +32,7 @@ def recoded_store(store: cv.TokenStore, codec: str) -> cv.TokenStore:
 
     target = cv.TokenStore(Path(store.path).with_name(f"{Path(store.path).stem}.{codec}.tokens"))
     if not (target.built() and target.codec == {"name": codec} and target.encoder_info == store.encoder_info):
-        store.recode(target.path, codec, overwrite=True, verbose=False)
+        store.recode(target.path, codec, mode="overwrite", verbose=False)
     return cv.TokenStore(target.path)
 
 

@@ -77,8 +77,8 @@ def dense_run(name: str, model: str, dataset_id: str, work: Path, args) -> pd.Da
     if path.exists():
         return pd.read_csv(path, sep="\t", dtype={"qid": str, "docno": str})
     encoder = cv.BiEncoder(model, max_length=128, batch_size=args.batch_size, device=args.device, verbose=False)
-    flex = encoder.index(collection.corpus_iter(), work / "runs" / name / f"{collection.name}.flex", overwrite=True)
-    flex.verbose = False
+    folder = work / "runs" / name / f"{collection.name}.index"  # pooled vectors only: this run reranks nothing
+    flex = encoder.index(collection.corpus_iter(), folder, mode="overwrite", token_states=False, verbose=False).flex
     run = (encoder.query_encoder() >> flex.retriever(num_results=100, drop_query_vec=True))(collection.topics())
     run = run[["qid", "docno", "score", "rank"]]
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -51,7 +51,7 @@ def coded_store(store: cv.TokenStore, name: str) -> tuple[cv.TokenStore, float |
     if target.built() and target.codec == codec.describe() and target.encoder_info == store.encoder_info:
         return target, None
     started = time.time()
-    store.recode(target.path, codec, overwrite=True, verbose=False)
+    store.recode(target.path, codec, mode="overwrite", verbose=False)
     return cv.TokenStore(target.path), time.time() - started
 
 

@@ -25,7 +25,7 @@ _PUBLIC = {  # name -> the module that defines it
     "TrainedHeadReranker": "verifier",
     "Verifier": "verifier",
     "WeightedMaxSim": "verifier",
-    "DEFAULT_MODEL": "encoder",
+    "DEFAULT_MODEL": "spec",
     "EncodedTexts": "encoder",
     "TokenEncoder": "encoder",
     "QueryTokens": "query_tokens",

@@ -26,6 +26,10 @@ def resolve_device(device: str | torch.device | None = None) -> torch.device:
             ) from None
         if resolved.type == "cuda" and not torch.cuda.is_available():
             raise ValueError(f"device {device!r}: this torch sees no CUDA GPU; use device='cpu' (or None: auto)")
+        if resolved.type == "cuda" and (resolved.index or 0) >= torch.cuda.device_count():
+            raise ValueError(
+                f"device {device!r}: this machine has {torch.cuda.device_count()} CUDA GPU(s), from cuda:0"
+            )
         if resolved.type == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
             raise ValueError(f"device {device!r}: Apple MPS is not available here; use device='cpu' (or None: auto)")
         return resolved

@@ -152,6 +152,7 @@ def build_lock(target: Path) -> Iterator[None]:
     except ImportError:  # not POSIX: builds are not locked
         yield
         return
+    target = Path(target).resolve()  # "." has no name to put beside
     lock = target.with_name(f".{target.name}.lock")
     while True:
         handle = open(lock, "a")  # noqa: SIM115 (closed below)

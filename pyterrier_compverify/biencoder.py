@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyterrier as pt
+import pyterrier_alpha as pta
 
-from .artifacts import SizedIterator, corpus_length, docno_text, remove_path
+from .artifacts import SizedIterator, build_lock, corpus_length, docno_text, remove_path
 from .encoder import TokenEncoder
 from .store import TokenStore
 from .store_codecs import resolve_codec
@@ -61,7 +62,7 @@ class BiEncoder(TokenEncoder):
         docs,
         path: str | os.PathLike,
         *,
-        mode: str = "create",
+        mode: str | pta.ArtifactBuilderMode = "create",
         token_states: bool = True,
         codec: str | dict | None = None,
         verbose: bool = True,
@@ -103,8 +104,10 @@ class BiEncoder(TokenEncoder):
             indexer = store.indexer(self, flex_index=flex, verbose=verbose, mode=built, codec=wanted)
             indexer.index(_unique_docnos(docs, total))
         else:
+            if (path / TOKENS_DIR).exists():  # first: the old documents' token states must never meet new vectors
+                with build_lock(path / TOKENS_DIR):
+                    remove_path(path / TOKENS_DIR)
             (self.doc_encoder(verbose=verbose) >> flex.indexer(mode=built)).index(_unique_docnos(docs, total))
-            remove_path(path / TOKENS_DIR)  # an overwritten index's old token states belong to its old documents
         return self.open_index(path)
 
     def open_index(self, path: str | os.PathLike) -> BiEncoderIndex:

@@ -53,12 +53,15 @@ def resolve_model_path(name_or_path: str) -> str:
     return name_or_path
 
 
-def hub_offline() -> bool:
-    """Whether ``HF_HUB_OFFLINE`` rules out the hub, read now and spelled as huggingface_hub accepts it (1, ON,
-    YES, TRUE in any case)."""
+def hub_offline() -> str | None:
+    """The setting that rules out the Hugging Face hub, e.g. ``"HF_HUB_OFFLINE=true"``, or None: read now, as
+    huggingface_hub reads it at import (``HF_HUB_OFFLINE``, else ``TRANSFORMERS_OFFLINE``; 1, ON, YES, TRUE in
+    any case)."""
     from huggingface_hub.constants import ENV_VARS_TRUE_VALUES
 
-    return os.environ.get("HF_HUB_OFFLINE", "").upper() in ENV_VARS_TRUE_VALUES
+    name = "HF_HUB_OFFLINE" if os.environ.get("HF_HUB_OFFLINE") else "TRANSFORMERS_OFFLINE"
+    value = os.environ.get(name, "")
+    return f"{name}={value}" if value.upper() in ENV_VARS_TRUE_VALUES else None
 
 
 def hub_could_not_give(error: BaseException) -> bool:
@@ -249,11 +252,8 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
         except OSError as error:  # not a folder and not to be had from the hub: one line, not a two-exception trace
             if os.path.exists(resolved) or not hub_could_not_give(error):
                 raise
-            hub = (
-                f"HF_HUB_OFFLINE={os.environ['HF_HUB_OFFLINE']} rules out the hub"
-                if hub_offline()
-                else f"the hub said: {str(error).splitlines()[0]}"
-            )
+            offline = hub_offline()
+            hub = f"{offline} rules out the hub" if offline else f"the hub said: {str(error).splitlines()[0]}"
             raise FileNotFoundError(
                 f"cannot load the encoder {model_name_or_path!r}: no such folder, it is not (fully) in the Hugging "
                 f"Face cache, and {hub}; give a local model folder or a cached hub name"

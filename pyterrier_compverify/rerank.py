@@ -20,8 +20,7 @@ from torch import nn
 from ._device import resolve_device
 from .encoder import COMPUTE_DTYPES, TokenEncoder, check_dtype, check_texts, warn_if_emulated
 from .query_tokens import QueryTokens
-from .scoring import build_head, pad_token_states, score_candidates, score_packed
-from .scoring.heads.fixed import FixedHead
+from .scoring import FixedHead, build_head, pad_token_states, score_candidates, score_packed
 from .scoring.pairs import DeferredVerdicts, is_gated
 from .spec import IncompatibleEncoderError
 from .store import TokenStore
@@ -114,12 +113,15 @@ class TokenReranker(pt.Transformer):
         return (type(self), self.encoder.spec, store, self.text_field, self._head_key(), self.dtype, self.int8)
 
     def _head_key(self):
-        """The head's part of :meth:`_eq_key`: a weight-free head is its function, name and options; any other head
-        is the module itself, compared by identity (a module's repr shows no weights: two F4 heads of other seeds
-        look the same)."""
-        if isinstance(self.head, FixedHead):
-            return (self.head.fn, self.head.name, repr(sorted(self.head.options.items())))
-        return id(self.head)
+        """The head's part of :meth:`_eq_key`: a weight-free head is its function, name and options (a
+        ``FixedHead``) or its type and repr (no parameters or buffers); a head with weights is the module itself,
+        compared by identity (a module's repr shows no weights: two F4 heads of other seeds look the same)."""
+        head = self.head
+        if isinstance(head, FixedHead):
+            return (head.fn, head.name, repr(sorted(head.options.items())))
+        if next(itertools.chain(head.parameters(), head.buffers()), None) is None:
+            return (type(head), repr(head))
+        return id(head)
 
     def __eq__(self, other) -> bool:
         return type(other) is type(self) and self._eq_key() == other._eq_key()

@@ -334,6 +334,8 @@ def builder_mode(mode: str | pta.ArtifactBuilderMode, overwrite: bool | None = N
     """``mode`` checked: ``"create"`` or ``"overwrite"`` (a store cannot be appended to). ``overwrite``, the old
     boolean spelling, still works with a DeprecationWarning."""
     if overwrite is not None:
+        if mode not in ("create", pta.ArtifactBuilderMode.create):
+            raise ValueError(f"pass mode={mode!r} or overwrite={overwrite!r}, not both (overwrite= is deprecated)")
         warnings.warn("overwrite= is deprecated: pass mode='overwrite' or mode='create'", DeprecationWarning, 3)
         mode = "overwrite" if overwrite else "create"
     allowed = {m.value: m for m in (pta.ArtifactBuilderMode.create, pta.ArtifactBuilderMode.overwrite)}

@@ -77,7 +77,8 @@ class Verifier(pt.Artifact):
         """Write the artifact into ``path``, replacing an earlier one: the files are written in a temporary folder
         inside ``path`` (which may hold training checkpoints, so it is not swapped whole), then moved in one by one
         with ``pt_meta.json`` removed first and written last, so a crash leaves no verifier rather than a meta
-        naming missing files. A lock keeps a second save of the same folder out (``BuildBusyError``).
+        naming missing files. A second save that reaches that step while this one is in it is refused
+        (``BuildBusyError``); saves one after the other replace each other.
 
         A ``fine_tuned`` encoder is stored as its changes against ``base`` (the encoder before tuning, loaded again
         by its name) where that is under half the parameters; else, or without ``base``, as a full copy."""
@@ -337,11 +338,10 @@ class TrainedHeadReranker(TokenReranker):
             return cls(Verifier(name_or_path), **kwargs)
         repo = name_or_path.removeprefix("hf:")
         looks_local = os.path.isabs(repo) or repo.startswith((".", "~")) or repo.count("/") != 1
-        if looks_local or (repo == name_or_path and hub_offline()):
-            offline = f" (and HF_HUB_OFFLINE={os.environ.get('HF_HUB_OFFLINE')} rules out the hub; use 'hf:org/name')"
-            raise FileNotFoundError(
-                f"no verifier folder at {name_or_path!r}: the folder does not exist" + ("" if looks_local else offline)
-            )
+        offline = hub_offline()
+        if looks_local or (repo == name_or_path and offline):
+            hint = "" if looks_local else f" (and {offline} rules out the hub; use 'hf:org/name')"
+            raise FileNotFoundError(f"no verifier folder at {name_or_path!r}: the folder does not exist{hint}")
         return cls(Verifier.from_hf(repo), **kwargs)
 
     def _head_key(self) -> tuple:

@@ -132,6 +132,7 @@ def test_rerankers_compare_equal_and_pickle_the_store_by_path(store, tiny_encode
     f4 = [cv.TokenReranker(tiny_encoder, head="F4", store=store) for _ in range(2)]
     assert repr(f4[0].head) == repr(f4[1].head) and f4[0] != f4[1]
     assert f4[0] == f4[0] and cv.TokenReranker(tiny_encoder, head=f4[0].head, store=store) == f4[0]
+    assert cv.PooledCosine(tiny_encoder) == cv.PooledCosine(tiny_encoder)  # weight-free, though not a FixedHead
     named = [FixedHead(fn, "x") for fn in (maxsim, lambda sim, q, c: -maxsim(sim, q, c))]
     assert cv.TokenReranker(tiny_encoder, head=named[0]) != cv.TokenReranker(tiny_encoder, head=named[1])
     a(frame().drop(columns="text"))  # opens the memory map

@@ -92,6 +92,8 @@ def test_mode_is_checked_before_any_work_and_the_old_overwrite_flag_still_works(
     assert len(TokenStore(store.path)) == 1
     with pytest.warns(DeprecationWarning), pytest.raises(FileExistsError):
         TokenStore(store.path).indexer(tiny_encoder, verbose=False, overwrite=False).index(DOCS)
+    with pytest.raises(ValueError, match="pass mode='overwrite' or overwrite=False, not both"):
+        TokenStore(store.path).indexer(tiny_encoder, mode="overwrite", overwrite=False)
 
 
 def test_truncated_file_is_a_clear_error(store):

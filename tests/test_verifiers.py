@@ -142,3 +142,22 @@ def test_every_reranker_shares_the_contract(tiny_encoder, cls):
     q, qmask = states[0], torch.ones(states[0].shape[0], dtype=torch.bool)
     direct = REFERENCE[cls](q, qmask, cand, cmask)
     torch.testing.assert_close(torch.tensor(out.sort_values("docno")["score"].to_numpy(), dtype=torch.float32), direct)
+
+
+def test_maxsim_and_pooled_cosine_equal_their_definitions_computed_by_hand(tiny_encoder):
+    """Independent of the scoring code: numpy over the encoder's token states (each row unit length)."""
+    import numpy as np
+
+    query, texts = "a red cat", ["a red cat on a mat", "a dog", "red"]
+    frame = pd.DataFrame({"qid": "1", "query": query, "docno": ["a", "b", "c"], "text": texts})
+    states = [s.double().numpy() for s in tiny_encoder.encode([query, *texts]).token_states]
+    q = states[0]
+    by_hand = {
+        MaxSim: [np.mean(np.max(q @ c.T, axis=1)) for c in states[1:]],  # each query token's best match, averaged
+        PooledCosine: [
+            (q.mean(0) @ c.mean(0)) / np.linalg.norm(q.mean(0)) / np.linalg.norm(c.mean(0)) for c in states[1:]
+        ],
+    }
+    for cls, expected in by_hand.items():
+        got = cls(tiny_encoder)(frame).set_index("docno").loc[["a", "b", "c"], "score"].to_numpy()
+        np.testing.assert_allclose(got, expected, atol=2e-6)

@@ -10,7 +10,7 @@ from ..spec import DEFAULT_MAX_LENGTH
 MODES = ("frozen", "last-layer", "end-to-end")  # how much of the verifier learns
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TrainingSchedule:
     """What both trainers' configs share (the encoder's and the verifier's add their model and learning rates)."""
 
@@ -30,7 +30,7 @@ class TrainingSchedule:
             raise ValueError(f"warmup is a fraction of the steps in [0, 1), got {self.warmup}")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class EncoderTrainingConfig(TrainingSchedule):
     """The schedule (:class:`TrainingSchedule`) and the bi-encoder's own settings."""
 
@@ -47,7 +47,7 @@ class EncoderTrainingConfig(TrainingSchedule):
             raise ValueError(f"lr must be positive, got {self.lr}")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class VerifierTrainingConfig(TrainingSchedule):
     """The schedule (:class:`TrainingSchedule`) and the verifier's own settings."""
 
