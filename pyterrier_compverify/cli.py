@@ -8,6 +8,8 @@ import os
 import sys
 from collections.abc import Iterable
 
+from .extras import MissingExtraError
+
 # command -> (module whose register(subparsers) adds it, the line `compverify --help` shows for it)
 COMMANDS = {
     "demo": ("demo", "BM25 / dense / dense >> MaxSim on an embedded near-miss collection"),
@@ -26,6 +28,7 @@ COMMANDS = {
     ),
 }
 USER_ERRORS = (
+    MissingExtraError,  # an optional dependency: the message names the extra to install
     ValueError,
     KeyError,
     FileNotFoundError,

@@ -7,12 +7,14 @@ import inspect
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from .spec import DEFAULT_MODEL
+
 
 def add_common_options(parser: argparse.ArgumentParser, *, data_dir: bool = True) -> None:
     """``--model``, ``--device`` (left out: the called function's defaults) and, for a command that reads
     datasets (``data_dir``), ``--data-dir``."""
     parser.add_argument(
-        "--model", default=None, help="hub name or local folder of the encoder (default: cv.DEFAULT_MODEL)"
+        "--model", default=None, help=f"hub name or local folder of the encoder (default: {DEFAULT_MODEL})"
     )
     parser.add_argument("--device", default=None, help="torch device (default: auto)")
     if data_dir:

@@ -115,7 +115,14 @@ def register(subparsers) -> None:
     """Add ``compverify demo`` (run by :func:`demo_command`) to the command's sub-parsers."""
     from .cli_options import add_common_options
 
-    parser = subparsers.add_parser("demo", help="BM25 / dense / dense >> MaxSim on an embedded near-miss collection")
+    parser = subparsers.add_parser(
+        "demo",
+        help="BM25 / dense / dense >> MaxSim on an embedded near-miss collection",
+        description="Indexes a small collection embedded in the package (queries, their relevant documents and "
+        "structural near-misses of them: negation, swapped roles, flipped relations) with BM25 and the encoder, "
+        "then prints pt.Experiment of BM25, dense retrieval and dense >> MaxSim, and which near-misses each puts "
+        "above the relevant document. Downloads nothing; about 10 s on 2 CPU cores.",
+    )
     add_common_options(parser, data_dir=False)  # the collection is embedded: no dataset is read
     parser.add_argument("--folder", default=None, help="where to write the collection and indices (default: temp)")
     parser.set_defaults(func=demo_command)

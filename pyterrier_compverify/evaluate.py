@@ -271,7 +271,15 @@ def register(subparsers) -> None:
     def default(name):
         return default_of(run_evaluation, name)
 
-    parser = subparsers.add_parser("evaluate", help="pt.Experiment of BM25, dense and dense >> rerankers on a dataset")
+    parser = subparsers.add_parser(
+        "evaluate",
+        help="pt.Experiment of BM25, dense and dense >> rerankers on a dataset",
+        description="pt.Experiment of BM25, dense retrieval and dense's top --depth reranked by each of --rerankers, "
+        "on an ir_datasets id (e.g. irds:beir/scifact/test) or a compverify collection. The first run on a "
+        "collection encodes all of it (minutes to hours on a CPU); its BM25 index, dense index and token store are "
+        "kept under --index-dir and reused by later runs with the same encoder. Writes "
+        "compverify-results/evaluate-NAME.{md,json}.",
+    )
     add_common_options(parser)
     parser.add_argument("dataset", help="e.g. irds:cranfield, irds:beir/scifact/test, compverify/capretrieval/en")
     parser.add_argument(

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
+from .extras import missing, require
 from .scoring import ConditionalPenalty, maxsim, pad_token_states, score_candidates, similarity_map
 from .scoring.heads.token_weights import TokenWeightedMaxSim
 from .scoring.pairs import query_verdicts
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
     from .rerank import TokenReranker
 
-INSTALL_HINT = 'drawing the map needs matplotlib: pip install "pyterrier-compverify[explain]"'
+INSTALL_HINT = missing("matplotlib", "explain", "drawing the map")
 
 
 @dataclass
@@ -159,11 +160,8 @@ def _label(reranker: TokenReranker) -> str:
 
 
 def require_matplotlib() -> None:
-    """Raise one line naming the extra to install when matplotlib is missing."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        raise ImportError(INSTALL_HINT) from None
+    """Raise one line naming the extra to install when matplotlib is missing (:class:`~.extras.MissingExtraError`)."""
+    require("matplotlib", "explain", "drawing the map")
 
 
 def plot_explanations(

