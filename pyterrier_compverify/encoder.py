@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import os
@@ -10,7 +11,7 @@ import sys
 import sysconfig
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -62,6 +63,22 @@ def hub_offline() -> str | None:
     name = "HF_HUB_OFFLINE" if os.environ.get("HF_HUB_OFFLINE") else "TRANSFORMERS_OFFLINE"
     value = os.environ.get(name, "")
     return f"{name}={value}" if value.upper() in ENV_VARS_TRUE_VALUES else None
+
+
+@contextlib.contextmanager
+def weight_loading_bar(shown: bool) -> Iterator[None]:
+    """transformers' "Loading weights" progress bar, shown only when ``shown`` (a verbose encoder); the global
+    setting is put back afterwards."""
+    from transformers.utils import logging as hf_logging
+
+    if shown or not hf_logging.is_progress_bar_enabled():
+        yield
+        return
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.enable_progress_bar()
 
 
 def hub_could_not_give(error: BaseException) -> bool:
@@ -248,7 +265,8 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
         self.device = resolve_device(device)
         resolved = resolve_model_path(model_name_or_path)
         try:
-            self.model = SentenceTransformer(resolved, device=str(self.device))
+            with weight_loading_bar(verbose):
+                self.model = SentenceTransformer(resolved, device=str(self.device))
         except OSError as error:  # not a folder and not to be had from the hub: one line, not a two-exception trace
             if os.path.exists(resolved) or not hub_could_not_give(error):
                 raise

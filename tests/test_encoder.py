@@ -106,3 +106,14 @@ def test_a_model_folder_may_be_given_with_a_tilde(tiny_model_dir, monkeypatch):
     monkeypatch.setenv("HOME", str(Path(tiny_model_dir).parent))
     encoder = cv.TokenEncoder(f"~/{Path(tiny_model_dir).name}")
     assert encoder.encode(["a dog"]).pooled.shape[0] == 1
+
+
+def test_loading_weights_shows_transformers_bar_only_for_a_verbose_encoder(tiny_model_dir, capfd):
+    from transformers.utils import logging as hf_logging
+
+    capfd.readouterr()
+    cv.TokenEncoder(tiny_model_dir, max_length=16, device="cpu")
+    assert "Loading weights" not in capfd.readouterr().err  # every command printed it before
+    assert hf_logging.is_progress_bar_enabled()  # the global setting is put back
+    cv.TokenEncoder(tiny_model_dir, max_length=16, device="cpu", verbose=True)
+    assert "Loading weights" in capfd.readouterr().err
