@@ -131,10 +131,12 @@ class Verifier(pt.Artifact):
         return self.meta.get("serving", {}).get("penalty")
 
     def set_default_penalty(self, penalty: dict | None, *, selected_on: str = "") -> None:
-        """Record the serving form (see :attr:`default_penalty`) in ``pt_meta.json`` (written atomically)."""
-        meta = self.meta
-        meta["serving"] = {"penalty": dict(penalty) if penalty else None, "selected_on": selected_on}
-        self._write_meta(meta)
+        """Record the serving form (see :attr:`default_penalty`) in ``pt_meta.json`` (written atomically, under the
+        folder's build lock, so a save or compaction meanwhile is refused rather than lost)."""
+        with build_lock(Path(self.path)):
+            meta = self.meta
+            meta["serving"] = {"penalty": dict(penalty) if penalty else None, "selected_on": selected_on}
+            self._write_meta(meta)
 
     def _write_meta(self, meta: dict) -> None:
         path = Path(self.path) / META_FILE
@@ -146,7 +148,12 @@ class Verifier(pt.Artifact):
         """Replace a full copy of a fine-tuned encoder (``encoder/``) by its changes against ``base`` (default: the
         encoder name it was tuned from), e.g. 88 MB -> 7 MB for a last-layer MiniLM verifier. The full copy is
         deleted only after base + changes are loaded back with its fingerprint. True when compacted; False when
-        there is no full copy, or the delta would hold over half the parameters (a warning says why)."""
+        there is no full copy, or the delta would hold over half the parameters (a warning says why). Runs under
+        the folder's build lock, as :meth:`save` does."""
+        with build_lock(Path(self.path)):
+            return self._compact(base)
+
+    def _compact(self, base: str | None) -> bool:
         meta = self.meta
         folder = Path(self.path)
         if meta.get("base_encoder"):

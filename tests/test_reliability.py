@@ -169,6 +169,11 @@ def test_a_second_save_of_a_verifier_folder_meanwhile_is_refused_and_the_first_k
     before = (first.path / "head.safetensors").read_bytes()
     with build_lock(first.path), pytest.raises(BuildBusyError, match="another process is building .*v"):
         cv.Verifier.save(tmp_path / "v", tiny_encoder, build_head("F3", dim=32), "F3")
+    with build_lock(first.path), pytest.raises(BuildBusyError):  # the meta's other writers take the lock too
+        first.set_default_penalty({"beta": 1.0, "tau": 0.9})
+    with build_lock(first.path), pytest.raises(BuildBusyError):
+        first.compact()
+    assert first.default_penalty is None
     assert cv.Verifier(first.path).meta["head"] == "F4" and (first.path / "head.safetensors").read_bytes() == before
     assert [p.name for p in first.path.iterdir() if p.name.startswith(".")] == []  # its temporary folder is gone
 
