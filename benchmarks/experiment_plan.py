@@ -20,28 +20,19 @@ from pathlib import Path
 import pandas as pd
 import pyterrier as pt
 import torch
-from interleaved import benchmark_args, interleave, load_average, ratio, spread, write_results
+from interleaved import interleave, load_average, ratio, spread, write_results
 from pyterrier.measures import RR, nDCG
+from rerank_common import open_indices, reranking_args
 
 import pyterrier_compverify as cv
-from pyterrier_compverify.datasets import load_collection
-from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices
 
 PLANS = ("linear", "tree")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--dataset", default="irds:beir/scifact/test")
-    parser.add_argument("--depth", type=int, default=100)
-    parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR))
-    args = benchmark_args(parser, "experiment_plan")
+    args = reranking_args(argparse.ArgumentParser(description=__doc__.split("\n")[0]), "experiment_plan")
     started = time.time()
-    cv.setup_local_data()
-    collection = load_collection(args.dataset)
-    encoder = cv.TokenEncoder(device="cpu", verbose=False)
-    indices = build_indices(collection, encoder, args.index_dir, verbose=False)
-    indices.flex.verbose = False
+    collection, encoder, indices = open_indices(args.dataset, args.index_dir)
     topics, qrels = collection.topics(), collection.qrels()
     dense = encoder.query_token_encoder() >> indices.flex.retriever(num_results=1000, drop_query_vec=True)
     rerankers = [cv.MaxSim(encoder, store=indices.store), cv.MapVerifier(encoder=encoder, store=indices.store)]

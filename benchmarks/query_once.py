@@ -22,25 +22,17 @@ from pathlib import Path
 import ir_measures
 import pandas as pd
 import torch
-from interleaved import benchmark_args, interleave_pipelines, ratio, spread, write_results
+from interleaved import interleave_pipelines, ratio, spread, write_results
+from rerank_common import open_indices, reranking_args
 
 import pyterrier_compverify as cv
-from pyterrier_compverify.datasets import load_collection
-from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices, standard_pipelines
+from pyterrier_compverify.pipelines import standard_pipelines
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--dataset", default="irds:beir/scifact/test")
-    parser.add_argument("--depth", type=int, default=100)
-    parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR))
-    args = benchmark_args(parser, "query_once")
+    args = reranking_args(argparse.ArgumentParser(description=__doc__.split("\n")[0]), "query_once")
     started = time.time()
-    cv.setup_local_data()
-    collection = load_collection(args.dataset)
-    encoder = cv.TokenEncoder(device="cpu", verbose=False)
-    indices = build_indices(collection, encoder, args.index_dir, verbose=False)
-    indices.flex.verbose = False
+    collection, encoder, indices = open_indices(args.dataset, args.index_dir)
     topics, qrels = collection.topics(), collection.qrels()
     rerankers = {"MaxSim": cv.MaxSim(encoder, store=indices.store), "MapVerifier": cv.MapVerifier(store=indices.store)}
     once = standard_pipelines(indices, encoder, depth=args.depth, rerankers=rerankers)

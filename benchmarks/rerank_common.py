@@ -9,19 +9,36 @@ import ir_measures
 import numpy as np
 import pandas as pd
 import torch
-from interleaved import interleave, load_average, ratio  # noqa: F401 (interleave: for the benchmarks)
+from interleaved import benchmark_args, interleave, load_average, ratio  # noqa: F401 (interleave: for the benchmarks)
 
 import pyterrier_compverify as cv
 from pyterrier_compverify.datasets import load_collection
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices
 
 
-def scifact_candidates(encoder, depth: int = 1000, dataset: str = "irds:beir/scifact/test"):
-    """(collection, indices, top-``depth`` frame with ``query_toks`` from the first stage's one forward pass)."""
+def reranking_args(parser, name: str, dataset: str = "irds:beir/scifact/test"):
+    """``interleaved.benchmark_args`` with ``--dataset``, ``--depth`` (the dense top k reranked, 100) and
+    ``--index-dir``."""
+    parser.add_argument("--dataset", default=dataset)
+    parser.add_argument("--depth", type=int, default=100, help="dense top k reranked (default %(default)s)")
+    parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR))
+    return benchmark_args(parser, name)
+
+
+def open_indices(dataset: str, index_dir=DEFAULT_INDEX_DIR, encoder=None):
+    """(collection, encoder, indices) of ``dataset``, from the local data folder; ``encoder`` by default MiniLM on
+    the CPU at its default dtype; the indices are built once (BM25, FlexIndex, TokenStore) and reused, all quiet."""
     cv.setup_local_data()
     collection = load_collection(dataset)
-    indices = build_indices(collection, encoder, DEFAULT_INDEX_DIR, verbose=False)
+    encoder = encoder if encoder is not None else cv.TokenEncoder(device="cpu", verbose=False)
+    indices = build_indices(collection, encoder, index_dir, verbose=False)
     indices.flex.verbose = False
+    return collection, encoder, indices
+
+
+def scifact_candidates(encoder, depth: int = 1000, dataset: str = "irds:beir/scifact/test"):
+    """(collection, indices, top-``depth`` frame with ``query_toks`` from the first stage's one forward pass)."""
+    collection, _, indices = open_indices(dataset, encoder=encoder)
     queries = encoder.query_token_encoder()(collection.topics())
     return collection, indices, indices.flex.retriever(num_results=depth, drop_query_vec=True)(queries)
 
