@@ -18,7 +18,7 @@ setup(
         # sentence-transformers >= 6 refuses module classes outside itself without trust_remote_code
         # (tests/test_reliability.py::test_loading_safety_a_crafted_encoder_runs_no_code)
         "torch>=2.6",
-        "python-terrier>=0.13",
+        "pyterrier>=1.1",  # pt.Experiment(plan="tree") and equality of its operators (the README's first example)
         "pyterrier-alpha>=0.12",
         "pyterrier-dr>=0.8",
         "pyterrier-pisa>=0.4",

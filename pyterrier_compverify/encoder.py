@@ -67,18 +67,25 @@ def hub_offline() -> str | None:
 
 @contextlib.contextmanager
 def weight_loading_bar(shown: bool) -> Iterator[None]:
-    """transformers' "Loading weights" progress bar, shown only when ``shown`` (a verbose encoder); the global
-    setting is put back afterwards."""
+    """transformers' "Loading weights" progress bar, shown only when ``shown`` (a verbose encoder). Only that bar:
+    a tqdm hook (transformers' public ``set_tqdm_hook``, the earlier hook kept and put back) disables it, so the
+    hub's download bars and the user's settings are untouched."""
     from transformers.utils import logging as hf_logging
 
-    if shown or not hf_logging.is_progress_bar_enabled():
+    if shown:
         yield
         return
-    hf_logging.disable_progress_bar()
+
+    def hook(factory, args, kwargs):
+        if kwargs.get("desc") == "Loading weights":
+            kwargs = {**kwargs, "disable": True}
+        return previous(factory, args, kwargs) if previous is not None else factory(*args, **kwargs)
+
+    previous = hf_logging.set_tqdm_hook(hook)
     try:
         yield
     finally:
-        hf_logging.enable_progress_bar()
+        hf_logging.set_tqdm_hook(previous)
 
 
 def hub_could_not_give(error: BaseException) -> bool:

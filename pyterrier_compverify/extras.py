@@ -20,8 +20,10 @@ def require(module: str, extra: str, what: str) -> ModuleType:
     """
     try:
         return importlib.import_module(module)
-    except ImportError:
-        raise MissingExtraError(missing(module, extra, what)) from None
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] != module.split(".")[0]:
+            raise  # the package is there but broken (one of its own imports failed): not a missing extra
+        raise MissingExtraError(missing(module, extra, what)) from e
 
 
 def missing(module: str, extra: str, what: str) -> str:

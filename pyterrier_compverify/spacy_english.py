@@ -16,5 +16,7 @@ def english_parser():
     spacy = require("spacy", "negatives", "parsing English")
     try:
         return spacy.load(SPACY_MODEL)
-    except OSError:  # spaCy is there, the model package is not
-        raise MissingExtraError(missing(SPACY_MODEL, "negatives", "parsing English")) from None
+    except OSError as e:  # spaCy is there; E050: the model package is not
+        if "E050" not in str(e):
+            raise
+        raise MissingExtraError(missing(SPACY_MODEL, "negatives", "parsing English")) from e

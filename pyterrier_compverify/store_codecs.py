@@ -35,6 +35,7 @@ import numpy as np
 import torch
 
 from .artifacts import file_sha256
+from .extras import require
 from .scoring.int8_rows import Int8Rows, quantise_rows
 from .scoring.packed_maxsim import concatenated_ranges
 
@@ -206,10 +207,7 @@ class PQCodec(StateCodec):
             raise ValueError(f"pq codec: m={self.m} must divide the states' dim {dim}: choose a divisor of {dim}")
 
     def fit(self, sample):
-        try:
-            import faiss
-        except ImportError as e:
-            raise ImportError("the pq codec trains its codebooks with faiss: pip install faiss-cpu") from e
+        faiss = require("faiss", "pq", "the pq codec (training its codebooks)")
         if len(sample) < self.KSUB:
             raise ValueError(
                 f"pq codec needs at least {self.KSUB} token states to train its codebooks, the corpus has "

@@ -210,6 +210,16 @@ def test_a_missing_optional_dependency_is_one_line_naming_the_extra(monkeypatch,
     monkeypatch.setitem(sys.modules, "spacy", None)  # `import spacy` now raises ImportError
     with pytest.raises(MissingExtraError, match=r'^parsing English needs spacy: pip install "pyterrier-compverify\['):
         spacy_english.english_parser.__wrapped__()  # the uncached loader
+    from pyterrier_compverify import extras
+
+    def broken(name):  # spaCy installed, one of its own dependencies missing: not the extra's fault
+        raise ModuleNotFoundError("No module named 'thinc'", name="thinc")
+
+    with monkeypatch.context() as m:
+        m.setattr(extras.importlib, "import_module", broken)
+        with pytest.raises(ModuleNotFoundError, match="thinc") as error:
+            extras.require("spacy", "negatives", "parsing English")
+        assert not isinstance(error.value, MissingExtraError)
     monkeypatch.setitem(sys.modules, "nltk", None)
     with pytest.raises(MissingExtraError, match=r"WordNet needs nltk: .*\[negatives\]"):
         wordnet.load_wordnet.__wrapped__()
@@ -221,17 +231,29 @@ def test_a_missing_optional_dependency_is_one_line_naming_the_extra(monkeypatch,
 
 
 def test_an_unreachable_data_file_is_a_missing_file_naming_the_data_dir_option(monkeypatch, tmp_path):
+    import urllib.error
     import urllib.request
+    from pathlib import Path
 
     from pyterrier_compverify.datasets import local
 
     def offline(url, path):
-        raise OSError("network unreachable")
+        Path(path).write_text("partial")
+        raise urllib.error.URLError("network unreachable")
 
     monkeypatch.setattr(local, "data_dir", lambda: None)
     monkeypatch.setattr(urllib.request, "urlretrieve", offline)
     monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path))
     with pytest.raises(
-        FileNotFoundError, match=r"cannot download https://x/y.json \(network unreachable\).*--data-dir"
+        FileNotFoundError, match=r"cannot download https://x/y.json \(<urlopen error network .*--data-dir"
     ):
         local.source_file("nearmiss/y.json", "https://x/y.json")
+    assert not list(tmp_path.rglob("y.json*"))  # no partial download left
+
+    def disk_full(url, path):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(urllib.request, "urlretrieve", disk_full)
+    with pytest.raises(OSError, match="No space left") as error:  # not the network: not called a missing file
+        local.source_file("nearmiss/y.json", "https://x/y.json")
+    assert not isinstance(error.value, FileNotFoundError)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -99,7 +100,8 @@ def source_file(relative: str, url: str) -> Path:
         tmp = cached.with_name(cached.name + ".tmp")
         try:
             urllib.request.urlretrieve(url, tmp)
-        except OSError as e:  # a missing file to the CLI (one line), whatever the network said
+        except (urllib.error.URLError, ConnectionError, TimeoutError) as e:  # the network, not the disk
+            tmp.unlink(missing_ok=True)
             raise FileNotFoundError(
                 f"cannot download {url} ({e}); without a network, point compverify at a local copy with "
                 f"--data-dir DIR, cv.setup_local_data(DIR) or the {DATA_ENV} variable (DIR/{relative})"
