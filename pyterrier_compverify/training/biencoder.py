@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..encoder import DEFAULT_MODEL, TokenEncoder, resolve_model_path
+from ..encoder import DEFAULT_MODEL, TokenEncoder, resolve_model_path, weight_loading_bar
 from .config import EncoderTrainingConfig
 from .hf import prepare_output, run_fingerprint, run_training, training_arguments
 from .triplets import load_triplets
@@ -59,7 +59,8 @@ def train_encoder(
     fingerprint = run_fingerprint(frame, columns, asdict(config), base_model=model)
     same_config = lambda folder: _recorded_training(folder) == json.loads(json.dumps(record))  # noqa: E731
     prepare_output(output_dir, fingerprint, outputs=("final",), overwrite=overwrite, legacy_match=same_config)
-    st = SentenceTransformer(resolve_model_path(model), device=device)
+    with weight_loading_bar(verbose):
+        st = SentenceTransformer(resolve_model_path(model), device=device)
     st.max_seq_length = config.max_length
     args = training_arguments(
         SentenceTransformerTrainingArguments,

@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from ..encoder import DEFAULT_MODEL, resolve_model_path
+from ..encoder import DEFAULT_MODEL, resolve_model_path, weight_loading_bar
 
 RECORD_FILE = "compverify_interpolation.json"
 
@@ -39,8 +39,9 @@ def interpolate_encoders(
             return output_dir
         if not overwrite:
             raise FileExistsError(f"{output_dir} holds another interpolation: {record_file.read_text()}")
-    tuned = SentenceTransformer(resolve_model_path(str(fine_tuned)), device="cpu")
-    start = SentenceTransformer(resolve_model_path(str(base)), device="cpu").state_dict()
+    with weight_loading_bar(False):  # two quick loads: no bars
+        tuned = SentenceTransformer(resolve_model_path(str(fine_tuned)), device="cpu")
+        start = SentenceTransformer(resolve_model_path(str(base)), device="cpu").state_dict()
     state = tuned.state_dict()
     if set(start) != set(state) or any(start[k].shape != state[k].shape for k in state):
         raise ValueError("the base and the fine-tuned model differ in parameter names or shapes")
