@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import pyterrier as pt
 import torch
-from interleaved import interleave, load_average, ratio, spread, write_results
+from interleaved import interleave_warm, ratio, spread, write_results
 from pyterrier.measures import RR, nDCG
 from rerank_common import open_indices, reranking_args
 
@@ -44,11 +44,7 @@ def main() -> None:
             systems, topics, qrels, [nDCG @ 10, RR], names=names, plan=plan, round=4, verbose=False
         )
 
-    fns = {plan: experiment(plan) for plan in PLANS}
-    for fn in fns.values():  # warm-up: lazy loads, the store's memory map
-        fn()
-    before = load_average()
-    times, tables = interleave(fns, rounds=args.rounds)
+    times, tables, load = interleave_warm({plan: experiment(plan) for plan in PLANS}, rounds=args.rounds)
     same = tables["linear"].equals(tables["tree"])
     rows = [{"plan": plan, "best s": round(min(t), 2), "spread s": spread(t)} for plan, t in times.items()]
     best, per_round = ratio(times, "linear", "tree")
@@ -57,8 +53,7 @@ def main() -> None:
         f"{args.dataset}: {len(topics)} queries, three systems, dense top {args.depth} reranked. linear / tree "
         f"{best:.2f}x best over best (per round {', '.join(f'{r:.2f}' for r in per_round)}); the two tables are "
         f"{'identical' if same else 'DIFFERENT'} (nDCG@10: {scores}). {args.rounds} interleaved rounds after one "
-        f"warm-up of each; encoder {encoder.describe()}; torch threads {torch.get_num_threads()}; load average "
-        f"before {before}, after {load_average()}."
+        f"warm-up of each; encoder {encoder.describe()}; torch threads {torch.get_num_threads()}; {load}."
     )
     write_results(pd.DataFrame(rows), Path(args.out), "pt.Experiment plan: linear vs tree", encoder, started, notes)
     if not same:

@@ -42,15 +42,19 @@ def interleave(fns: dict[str, Callable], rounds: int = 3) -> tuple[dict[str, lis
     return times, results
 
 
-def interleave_pipelines(pipelines: dict, topics, rounds: int = 3) -> tuple[dict[str, list[float]], dict, str]:
-    """Each PyTerrier pipeline run once on ``topics`` as a warm-up (caches, lazy loads), then :func:`interleave`d;
-    also the load averages before and after the timed rounds, as a sentence part."""
-    fns = {name: (lambda p=pipeline: p(topics)) for name, pipeline in pipelines.items()}
+def interleave_warm(fns: dict[str, Callable], rounds: int = 3) -> tuple[dict[str, list[float]], dict, str]:
+    """Each function called once as a warm-up (caches, lazy loads), then :func:`interleave`d; also the load
+    averages before and after the timed rounds, as a sentence part."""
     for fn in fns.values():
         fn()
     before = load_average()
     times, results = interleave(fns, rounds=rounds)
     return times, results, f"load average before {before}, after {load_average()}"
+
+
+def interleave_pipelines(pipelines: dict, topics, rounds: int = 3) -> tuple[dict[str, list[float]], dict, str]:
+    """:func:`interleave_warm` of each PyTerrier pipeline run on ``topics``."""
+    return interleave_warm({name: (lambda p=pipeline: p(topics)) for name, pipeline in pipelines.items()}, rounds)
 
 
 def ratio(times: dict[str, list[float]], slower: str, faster: str) -> tuple[float, list[float]]:

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
     from .rerank import TokenReranker
 
-INSTALL_HINT = missing("matplotlib", "explain", "drawing the map")
+MATPLOTLIB = ("matplotlib", "explain", "drawing the map")  # the module, its extra, what needs it
+INSTALL_HINT = missing(*MATPLOTLIB)
 
 
 @dataclass
@@ -161,7 +162,7 @@ def _label(reranker: TokenReranker) -> str:
 
 def require_matplotlib() -> None:
     """Raise one line naming the extra to install when matplotlib is missing (:class:`~.extras.MissingExtraError`)."""
-    require("matplotlib", "explain", "drawing the map")
+    require(*MATPLOTLIB)
 
 
 def plot_explanations(

@@ -338,11 +338,13 @@ def builder_mode(mode: str | pta.ArtifactBuilderMode, overwrite: bool | None = N
             raise ValueError(f"pass mode={mode!r} or overwrite={overwrite!r}, not both (overwrite= is deprecated)")
         warnings.warn("overwrite= is deprecated: pass mode='overwrite' or mode='create'", DeprecationWarning, 3)
         mode = "overwrite" if overwrite else "create"
-    allowed = {m.value: m for m in (pta.ArtifactBuilderMode.create, pta.ArtifactBuilderMode.overwrite)}
-    value = mode.value if isinstance(mode, pta.ArtifactBuilderMode) else mode
-    if value not in allowed:
-        raise ValueError(f"mode must be 'create' or 'overwrite', got {value!r}")
-    return allowed[value]
+    try:
+        checked = pta.ArtifactBuilderMode(mode)  # the enum, or its value
+    except ValueError:
+        checked = None
+    if checked not in (pta.ArtifactBuilderMode.create, pta.ArtifactBuilderMode.overwrite):
+        raise ValueError(f"mode must be 'create' or 'overwrite', got {getattr(mode, 'value', mode)!r}")
+    return checked
 
 
 def _check_targets(targets: list[Path], mode: pta.ArtifactBuilderMode) -> None:

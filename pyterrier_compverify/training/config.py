@@ -15,7 +15,7 @@ class TrainingSchedule:
     """What both trainers' configs share (the encoder's and the verifier's add their model and learning rates)."""
 
     steps: int = 300
-    batch_size: int = 32
+    batch_size: int = 32  # the bi-encoder paper used 128; smaller fits a CPU
     weight_decay: float = 0.01  # AdamW's
     warmup: float = 0.1  # a fraction of the steps: linear warm-up, then linear decay
     seed: int = 42
@@ -35,7 +35,6 @@ class EncoderTrainingConfig(TrainingSchedule):
     """The schedule (:class:`TrainingSchedule`) and the bi-encoder's own settings."""
 
     steps: int = 500
-    batch_size: int = 32  # the paper used 128; smaller fits a CPU
     lr: float = 2e-5
     scale: float = 10.0
     max_length: int = DEFAULT_MAX_LENGTH  # tokens, as TokenEncoder's default
