@@ -24,6 +24,8 @@ NAMED_RERANKERS = {
 PACKAGED_HEADS = {"mapverifier": "F4", "mapcnn": "F3", "weightedmaxsim": "F1w"}  # named rerankers with weights
 REFERENCE = "ST.encode + exact cosine (reference)"  # the --reference system
 FUSION_LABEL = "(Dense, BM25)@{depth} >> WeightedMaxSim + BM25"  # the --fusion system: the union of both top k
+# multiple-test corrections (statsmodels' multipletests methods, which pt.Experiment(correction=...) calls)
+CORRECTIONS = ("bonferroni", "sidak", "holm-sidak", "holm", "simes-hochberg", "hommel", "fdr_bh", "fdr_by")
 
 
 def run_evaluation(
@@ -38,6 +40,7 @@ def run_evaluation(
     index_dir: str | os.PathLike | None = None,
     out_dir: str | os.PathLike | None = "compverify-results",
     baseline: str | None = "Dense",
+    correction: str | None = None,
     reference: bool = False,
     fusion: bool | str = False,
     fusion_depth: int | None = None,
@@ -49,7 +52,9 @@ def run_evaluation(
     reranking dense's top ``depth`` from the TokenStore (MaxSim also BM25's; a verifier over another or a fine-tuned
     encoder from a store of its own, built once under ``index_dir``). ``max_length`` None: the encoder's
     default. ``fusion``: also run :func:`~.pipelines.fusion_pipeline` over dense's and BM25's top ``fusion_depth``
-    (None: 300) with the packaged WeightedMaxSim (True) or the F1w head in a folder. ``index_dir`` None:
+    (None: 300) with the packaged WeightedMaxSim (True) or the F1w head in a folder. ``correction``: a
+    multiple-test correction of the p-values against ``baseline`` over the systems (one of ``CORRECTIONS``, e.g.
+    ``"holm"``; PyTerrier adds ``<measure> p-value corrected`` and the tables mark those). ``index_dir`` None:
     ``$COMPVERIFY_CACHE`` or ``~/.cache/pyterrier_compverify``. Tables already in ``out_dir`` are refused
     (FileExistsError, before any model loads) unless ``overwrite``. Returns the experiment's frame (measures first);
     ``attrs["written"]`` names the .md file written."""
@@ -57,6 +62,7 @@ def run_evaluation(
     rerankers = check_rerankers(rerankers)
     fusion_depth = check_fusion(fusion, fusion_depth)
     check_baseline(baseline, rerankers, depth=depth, reference=reference, fusion_depth=fusion_depth)
+    check_correction(correction, baseline)
     collection = open_collection(dataset_id)
     stem = None if out_dir is None else Path(out_dir) / f"evaluate-{collection.name}"
     if stem is not None:
@@ -109,10 +115,12 @@ def run_evaluation(
         eval_metrics=MEASURES + collection.extra_measures,
         names=names,
         baseline=None if baseline is None else names.index(baseline),
+        correction=correction,
         round=4,
         verbose=verbose,
     )
     results = results[["name", *measures, *[c for c in results.columns if c not in ("name", *measures)]]]
+    results.attrs["correction"] = correction
     if stem is not None:
         markdown = evaluation_markdown(results, measures, runs, topics, qrels, collection.query_types())
         write_table(results, stem, dataset_id, encoder, time.time() - started, markdown)
@@ -208,6 +216,26 @@ def check_baseline(
     names += [FUSION_LABEL.format(depth=fusion_depth)] if fusion_depth else []
     if baseline is not None and baseline not in names:
         raise ValueError(f"baseline {baseline!r} is none of the systems: {', '.join(names)}")
+
+
+def check_correction(correction: str | None, baseline: str | None) -> None:
+    """Refuse a ``correction`` that statsmodels' ``multipletests`` (which ``pt.Experiment`` calls) does not know, or
+    one without a ``baseline`` to test against.
+
+    >>> check_correction("holm", "Dense")
+    >>> check_correction("holmes", "Dense")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: correction 'holmes' is none of: bonferroni, sidak, holm-sidak, holm, ..., fdr_by
+    >>> check_correction("holm", None)
+    Traceback (most recent call last):
+    ValueError: a correction needs a baseline: the p-values it corrects are against the baseline
+    """
+    if correction is None:
+        return
+    if correction not in CORRECTIONS:
+        raise ValueError(f"correction {correction!r} is none of: {', '.join(CORRECTIONS)}")
+    if baseline is None:
+        raise ValueError("a correction needs a baseline: the p-values it corrects are against the baseline")
 
 
 def build_rerankers(names: Sequence[str], encoder, indices, *, store_for=None, verbose: bool = False) -> dict:
@@ -319,6 +347,12 @@ def register(subparsers) -> None:
         default=default("baseline"),
         help="system for significance tests, e.g. 'Dense >> MaxSim@100' (default: %(default)s)",
     )
+    parser.add_argument(
+        "--correction",
+        choices=CORRECTIONS,
+        help="correct the p-values against --baseline for the number of systems (e.g. holm); the tables then "
+        "mark corrected p < 0.05 (default: none)",
+    )
     parser.add_argument("--reference", action="store_true", help="add a plain SentenceTransformer.encode run")
     parser.add_argument(
         "--fusion",
@@ -335,7 +369,7 @@ def register(subparsers) -> None:
 def evaluate_command(args: argparse.Namespace):
     """``compverify evaluate``: run, print the summary table and where the tables were written."""
     from .cli_options import given, refuse_ignored
-    from .reporting import summary_table
+    from .reporting import significance_note, summary_table
 
     if not args.fusion:
         refuse_ignored(args, ["fusion_depth", "fusion_head"], "without --fusion")
@@ -348,13 +382,16 @@ def evaluate_command(args: argparse.Namespace):
         index_dir=args.index_dir,
         out_dir=args.out_dir,
         baseline=args.baseline,
+        correction=args.correction,
         reference=args.reference,
         fusion=(True if args.fusion_head is None else args.fusion_head) if args.fusion else False,
         overwrite=args.overwrite,
         **given(args, "model", "device", "fusion_depth"),
     )
     print(summary_table(results).to_markdown(index=False, disable_numparse=True))
-    print(f"*: p < 0.05 against {args.baseline}. All tables: {results.attrs['written']} (and .json)")
+    print(
+        f"*: {significance_note(results)} against {args.baseline}. All tables: {results.attrs['written']} (and .json)"
+    )
     return results
 
 

@@ -128,12 +128,13 @@ def run_nearmiss(
     started = time.time()
     if out is not None:
         refuse_overwrite(out, overwrite, FileExistsError)
+    model_free = all(name in MODEL_FREE for name in scorers)  # jaccard alone needs no encoder
+    # the scorers first: a wrong device, model or scorer name is told before the triplets are read or downloaded
+    encoder = None if model_free else TokenEncoder(model, max_length=max_length, device=device)
+    scorers = named_scorers(list(scorers), encoder)
     triplets = nearmiss_triplets(source)
     if limit:
         triplets = sample_per_category(triplets, limit, seed)
-    model_free = all(name in MODEL_FREE for name in scorers)  # jaccard alone needs no encoder
-    encoder = None if model_free else TokenEncoder(model, max_length=max_length, device=device)
-    scorers = named_scorers(list(scorers), encoder)
     table = nearmiss_table(scorers, triplets, distractors=distractors, seed=seed)
     lengths = {name: scorer_max_length(name, scorer, encoder) for name, scorer in scorers.items()}
     table.insert(1, "max_length", table["scorer"].map(lengths).astype("Int64"))

@@ -15,19 +15,31 @@ import pandas as pd
 from ir_measures import RR, R, Success, nDCG
 
 MEASURES = [nDCG @ 10, RR @ 10, Success @ 1, Success @ 10, R @ 100]
+_TEST_COLUMNS = (" +", " -", " p-value", " p-value corrected", " reject")  # pt.Experiment's columns per measure
 
 
 def summary_table(results: pd.DataFrame, measures: list[str] | None = None) -> pd.DataFrame:
     """Name and measures (default: every measure column, in the frame's order), a measure marked ``*`` where its
-    p-value against the baseline is below 0.05."""
+    p-value against the baseline is below 0.05: the corrected p-value where ``pt.Experiment`` was given a
+    ``correction`` (its ``<measure> p-value corrected`` column), else the paired t-test's."""
     if measures is None:
-        measures = [c for c in results.columns[1:] if not c.endswith((" +", " -", " p-value"))]
+        measures = [c for c in results.columns[1:] if not c.endswith(_TEST_COLUMNS)]
     table = results[["name"]].copy()
     for m in measures:
-        p = results.get(f"{m} p-value")
+        p = results.get(f"{m} p-value corrected", results.get(f"{m} p-value"))
         marks = ["*" if p is not None and pv < 0.05 else "" for pv in (p if p is not None else [None] * len(results))]
         table[m] = [f"{v:.4f}{mark}" for v, mark in zip(results[m], marks)]
     return table
+
+
+def significance_note(results: pd.DataFrame) -> str:
+    """What a ``*`` of :func:`summary_table` means for ``results``: ``"paired t-test p < 0.05"``, or with the
+    correction named where the frame has corrected p-values."""
+    correction = results.attrs.get("correction")
+    corrected = any(c.endswith(" p-value corrected") for c in results.columns)
+    if corrected:
+        return f"paired t-test p < 0.05 after the {correction or 'multiple-test'} correction"
+    return "paired t-test p < 0.05"
 
 
 def by_query_type(runs: dict, topics, qrels, types: dict) -> pd.DataFrame:
@@ -79,7 +91,7 @@ def evaluation_markdown(
     sections = [
         summary_table(results, measures).to_markdown(index=False, disable_numparse=True),
         "",
-        "`*`: paired t-test p < 0.05 against the baseline (the row without p-values).",
+        f"`*`: {significance_note(results)} against the baseline (the row without p-values).",
     ]
     if types:
         sections += [

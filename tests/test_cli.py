@@ -129,7 +129,7 @@ def test_evaluate_writes_under_compverify_results_by_default(tiny_encoder, tmp_p
     Verifier.save(tmp_path / "f1w", tiny_encoder, build_head("F1w", dim=tiny_encoder.dim), "F1w")
     argv += ["--fusion", "--fusion-head", str(tmp_path / "f1w"), "--fusion-depth", "4"]
     argv += ["--index-dir", str(tmp_path / "indices"), "--rerankers", f"maxsim,{tmp_path / 'f3'}"]
-    main(argv)
+    main([*argv, "--correction", "holm"])
     written = tmp_path / "compverify-results" / "evaluate-compverify-demo"
     assert written.with_suffix(".md").is_file() and written.with_suffix(".json").is_file()
     printed = capsys.readouterr().out
@@ -137,6 +137,8 @@ def test_evaluate_writes_under_compverify_results_by_default(tiny_encoder, tmp_p
     assert f"Dense >> {tmp_path / 'f3'}@100" in printed  # a trained verifier folder as a reranker
     assert "(Dense, BM25)@4 >> WeightedMaxSim + BM25" in printed  # --fusion with an F1w folder
     assert "nDCG@10" in printed and "p-value" not in printed  # the summary table, not all columns
+    assert "*: paired t-test p < 0.05 after the holm correction against Dense." in printed
+    assert "nDCG@10 p-value corrected" in written.with_suffix(".md").read_text()
 
     # a second run into the same folder is refused in one line before anything is encoded; --overwrite goes on
     def encoding(*args, **kwargs):
