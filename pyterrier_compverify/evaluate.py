@@ -24,7 +24,7 @@ NAMED_RERANKERS = {
 PACKAGED_HEADS = {"mapverifier": "F4", "mapcnn": "F3", "weightedmaxsim": "F1w"}  # named rerankers with weights
 REFERENCE = "ST.encode + exact cosine (reference)"  # the --reference system
 FUSION_LABEL = "(Dense, BM25)@{depth} >> WeightedMaxSim + BM25"  # the --fusion system: the union of both top k
-# multiple-test corrections (statsmodels' multipletests methods, which pt.Experiment(correction=...) calls)
+# multiple-test corrections (statsmodels' multipletests methods)
 CORRECTIONS = ("bonferroni", "sidak", "holm-sidak", "holm", "simes-hochberg", "hommel", "fdr_bh", "fdr_by")
 
 
@@ -54,7 +54,7 @@ def run_evaluation(
     default. ``fusion``: also run :func:`~.pipelines.fusion_pipeline` over dense's and BM25's top ``fusion_depth``
     (None: 300) with the packaged WeightedMaxSim (True) or the F1w head in a folder. ``correction``: a
     multiple-test correction of the p-values against ``baseline`` over the systems (one of ``CORRECTIONS``, e.g.
-    ``"holm"``; PyTerrier adds ``<measure> p-value corrected`` and the tables mark those). ``index_dir`` None:
+    ``"holm"``; ``reporting.with_correction`` adds ``<measure> p-value corrected`` and the tables mark those). ``index_dir`` None:
     ``$COMPVERIFY_CACHE`` or ``~/.cache/pyterrier_compverify``. Tables already in ``out_dir`` are refused
     (FileExistsError, before any model loads) unless ``overwrite``. Returns the experiment's frame (measures first);
     ``attrs["written"]`` names the .md file written."""
@@ -82,7 +82,7 @@ def run_evaluation(
         standard_pipelines,
         token_store,
     )
-    from .reporting import MEASURES, evaluation_markdown, write_table
+    from .reporting import MEASURES, evaluation_markdown, with_correction, write_table
 
     encoder = TokenEncoder(
         model or DEFAULT_MODEL, max_length=max_length, batch_size=batch_size, device=device, verbose=False
@@ -115,10 +115,11 @@ def run_evaluation(
         eval_metrics=MEASURES + collection.extra_measures,
         names=names,
         baseline=None if baseline is None else names.index(baseline),
-        correction=correction,
         round=4,
         verbose=verbose,
     )
+    if correction is not None:
+        results = with_correction(results, correction)
     results = results[["name", *measures, *[c for c in results.columns if c not in ("name", *measures)]]]
     results.attrs["correction"] = correction
     if stem is not None:
@@ -219,8 +220,8 @@ def check_baseline(
 
 
 def check_correction(correction: str | None, baseline: str | None) -> None:
-    """Refuse a ``correction`` that statsmodels' ``multipletests`` (which ``pt.Experiment`` calls) does not know, or
-    one without a ``baseline`` to test against.
+    """Refuse a ``correction`` that statsmodels' ``multipletests`` does not know, or one without a ``baseline`` to
+    test against.
 
     >>> check_correction("holm", "Dense")
     >>> check_correction("holmes", "Dense")  # doctest: +ELLIPSIS

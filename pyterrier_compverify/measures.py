@@ -33,11 +33,14 @@ def score_pairs(scorer: pt.Transformer, queries: Sequence[str], texts: Sequence[
     pairs = frame.drop_duplicates(["query", "text"]).reset_index(drop=True)
     pairs["qid"] = "q" + pd.Series(pd.factorize(pairs["query"])[0], dtype=str)
     pairs["docno"] = "d" + pd.Series(pd.factorize(pairs["text"])[0], dtype=str)
-    pairs["pair"] = np.arange(len(pairs))
     scored = scorer(pairs)
     if len(scored) != len(pairs):
         raise ValueError(f"{scorer!r} returned {len(scored)} rows for {len(pairs)} pairs")
-    return scored.sort_values("pair")["score"].to_numpy(dtype=np.float64)[pair_of_row]
+    # back in the pairs' order by (qid, docno): a scorer may sort its rows and drop columns it did not add
+    scores = pairs[["qid", "docno"]].merge(scored[["qid", "docno", "score"]], on=["qid", "docno"], how="left")
+    if scores["score"].isna().any():
+        raise ValueError(f"{scorer!r} returned no score for some of the (qid, docno) pairs it was given")
+    return scores["score"].to_numpy(dtype=np.float64)[pair_of_row]
 
 
 def win_rate(positive: np.ndarray, near_miss: np.ndarray) -> float:
@@ -241,10 +244,15 @@ def near_miss_win(near_miss: Mapping[str, str], *, identity: bool = False):
         if qid.endswith(IDENTITY_SUFFIX) != identity:
             task = "compverify/nearmiss/<source>" + ("/identity" if identity else "")
             raise ValueError(f"{name} is measured on the queries of {task}, got query {qid!r}")
+        if qid not in near_miss:  # another task's map: counting its near-miss as unretrieved would score 1
+            raise KeyError(
+                f"{name}: query {qid!r} has no near-miss in the map given; pass near_miss_docnos() of the same "
+                "dataset id"
+            )
         scores = dict(zip(run["doc_id"], run["score"]))
         relevant = qrels.loc[qrels["relevance"] > 0, "doc_id"]
         best = max((scores.get(d, -np.inf) for d in relevant), default=-np.inf)
-        return float(best > scores.get(near_miss.get(qid), -np.inf))
+        return float(best > scores.get(near_miss[qid], -np.inf))
 
     return ir_measures.define_byquery(impl, name=name, support_cutoff=False)
 

@@ -32,6 +32,31 @@ def summary_table(results: pd.DataFrame, measures: list[str] | None = None) -> p
     return table
 
 
+def with_correction(results: pd.DataFrame, method: str) -> pd.DataFrame:
+    """``results`` (a ``pt.Experiment`` frame with p-values against a baseline) with ``<measure> p-value
+    corrected`` columns: statsmodels' ``multipletests(method)`` over the systems' p-values of each measure. A NaN
+    p-value (a system equal to the baseline on every query) is left out of the correction and stays NaN
+    (``pt.Experiment(correction=...)`` counts it as a test, and ``fdr_bh`` turns the whole column into NaN).
+
+    >>> frame = pd.DataFrame({"name": ["base", "a", "b", "c"], "m": [0.1, 0.2, 0.3, 0.1],
+    ...                       "m p-value": [None, 0.001, 0.02, float("nan")]})
+    >>> with_correction(frame, "bonferroni")["m p-value corrected"].round(4).tolist()
+    [nan, 0.002, 0.04, nan]
+    """
+    from statsmodels.stats.multitest import multipletests
+
+    results = results.copy()
+    for column in [c for c in results.columns if c.endswith(" p-value")]:
+        p = results[column].astype(float)
+        tested = p.notna()
+        corrected = pd.Series(float("nan"), index=results.index)
+        if tested.any():
+            corrected[tested] = multipletests(p[tested].to_numpy(), method=method)[1]
+        results[f"{column} corrected"] = corrected
+    results.attrs["correction"] = method
+    return results
+
+
 def significance_note(results: pd.DataFrame) -> str:
     """What a ``*`` of :func:`summary_table` means for ``results``: ``"paired t-test p < 0.05"``, or with the
     correction named where the frame has corrected p-values."""

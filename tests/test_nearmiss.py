@@ -70,6 +70,19 @@ def test_retrieval_task_and_near_miss_measure(tiny_encoder):
     good = bad.assign(score=lambda f: np.where(f["score"] == 2.0, 1.0, 2.0))
     res = pt.Experiment([bad, good], topics, qrels, [measure], names=["bad", "good"])
     assert list(res["NearMissWin"]) == [0.0, 1.0]
+    # another task's map (here: one without these queries) is refused, not scored as if no near-miss were retrieved
+    with pytest.raises(KeyError, match="has no near-miss in the map given; pass near_miss_docnos"):
+        pt.Experiment([bad], topics, qrels, [near_miss_win({"other": "d"})], names=["bad"])
+
+
+def test_score_pairs_with_a_scorer_that_sorts_and_keeps_only_its_columns():
+    class Lengths(pt.Transformer):  # a valid result-frame scorer: qid, docno, score only, sorted by score
+        def transform(self, frame):
+            scored = frame.assign(score=frame["query"].str.len() * 10 + frame["text"].str.len())
+            return scored[["qid", "docno", "score"]].sort_values("score", ascending=False)
+
+    scores = score_pairs(Lengths(), ["a", "bb", "a"], ["xyz", "x", "x"])
+    assert scores.tolist() == [13.0, 21.0, 11.0]
 
 
 @pytest.mark.integration

@@ -50,6 +50,9 @@ def outputs(gen, sentence, category):
         ("The results have been shown to be robust.", "The results have not been shown to be robust.", None),
         ("He was found guilty.", "He was not found guilty.", "negation/insert-aux"),
         ("We can meet them.", "We cannot meet them.", "negation/insert-aux"),
+        # punctuation right after the verb: no space before it ("was not , however," before)
+        ("The effect was, however, significant.", "The effect was not, however, significant.", None),
+        ("This method can, in principle, detect it.", "This method cannot, in principle, detect it.", None),
         ("Patients who smoke cannot recover.", "Patients who smoke can recover.", "negation/remove-not"),
         ("It isn't clear.", "It is clear.", "negation/remove-not"),
         ("Cells do not show the phenotype.", "Cells show the phenotype.", "negation/remove-do"),

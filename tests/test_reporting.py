@@ -23,22 +23,24 @@ def test_summary_table_reads_the_measures_and_marks_significance():
 
 
 def test_summary_table_marks_the_corrected_p_value_where_the_experiment_has_one():
-    from pyterrier_compverify.reporting import significance_note
+    from pyterrier_compverify.reporting import significance_note, with_correction
 
     # 12 queries; b finds the relevant document for 7 more than the baseline a (t-test p 0.0024), c and d for 4
-    # more (p 0.039 each); Holm over the three comparisons keeps b (3 x 0.0024) and drops c and d (2 x 0.039)
+    # more (p 0.039 each); Holm over the three comparisons keeps b (3 x 0.0024) and drops c and d (2 x 0.039);
+    # e equals the baseline on every query (p NaN), which is not a comparison
     qrels = pd.DataFrame({"qid": [str(q) for q in range(12)], "docno": "rel", "label": 1})
     topics = pd.DataFrame({"qid": [str(q) for q in range(12)], "query": "x"})
-    found = {"a": range(0), "b": range(7), "c": range(4), "d": range(4, 8)}
+    found = {"a": range(0), "b": range(7), "c": range(4), "d": range(4, 8), "e": range(0)}
     runs = [_run([(str(q), "rel" if q in hits else "other", 1.0) for q in range(12)]) for hits in found.values()]
     plain = pt.Experiment(runs, topics, qrels, [nDCG @ 10], names=list(found), baseline=0)
-    holm = pt.Experiment(runs, topics, qrels, [nDCG @ 10], names=list(found), baseline=0, correction="holm")
-    holm.attrs["correction"] = "holm"
-    assert plain["nDCG@10 p-value"].iloc[1:].lt(0.05).all()  # all three below 0.05 uncorrected
-    assert summary_table(plain)["nDCG@10"].tolist() == ["0.0000", "0.5833*", "0.3333*", "0.3333*"]
+    holm = with_correction(plain, "holm")
+    assert plain["nDCG@10 p-value"].iloc[1:4].lt(0.05).all() and plain["nDCG@10 p-value"].iloc[4] != 0.0
+    assert summary_table(plain)["nDCG@10"].tolist() == ["0.0000", "0.5833*", "0.3333*", "0.3333*", "0.0000"]
     table = summary_table(holm)
-    assert list(table.columns) == ["name", "nDCG@10"]  # the reject / corrected columns are not measures
-    assert table["nDCG@10"].tolist() == ["0.0000", "0.5833*", "0.3333", "0.3333"]
+    assert list(table.columns) == ["name", "nDCG@10"]  # the corrected column is not a measure
+    assert table["nDCG@10"].tolist() == ["0.0000", "0.5833*", "0.3333", "0.3333", "0.0000"]
+    assert holm["nDCG@10 p-value corrected"].iloc[1] == pytest.approx(3 * plain["nDCG@10 p-value"].iloc[1])
+    assert summary_table(with_correction(plain, "fdr_bh"))["nDCG@10"].iloc[1] == "0.5833*"  # not NaN for all
     assert significance_note(plain) == "paired t-test p < 0.05"
     assert significance_note(holm) == "paired t-test p < 0.05 after the holm correction"
 

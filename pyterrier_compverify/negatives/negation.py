@@ -18,6 +18,14 @@ def _is_negated(root) -> bool:
     return False
 
 
+def _with_not(token) -> str:
+    """``token`` (an auxiliary or copula) followed by "not" ("can" -> "cannot"), then the space that followed it;
+    none before punctuation or at the end ("was, however," -> "was not, however,")."""
+    following = token.doc[token.i + 1] if token.i + 1 < len(token.doc) else None
+    space = token.whitespace_ or ("" if following is None or following.is_punct else " ")
+    return token.text + ("" if token.lower_ == "can" else " ") + "not" + space
+
+
 def negation(doc) -> list[Candidate]:
     """Remove the negation of the main predicate, or insert one (``not`` after the first auxiliary, after a copula,
     or with do-support: shows -> does not show)."""
@@ -67,15 +75,12 @@ def negation(doc) -> list[Candidate]:
         after = aux  # "were also not investigated"
         while after.i + 1 < root.i and doc[after.i + 1].lower_ in SENTENCE_ADVERBS:
             after = doc[after.i + 1]
-        if after.lower_ == "can" and after.whitespace_:
-            changes[after.i] = after.text + "not" + after.whitespace_
-        else:
-            changes[after.i] = after.text + " not" + (after.whitespace_ or " ")
+        changes[after.i] = _with_not(after)
         out.append((render(doc, changes), "negation", "negation/insert-aux"))
     elif root.lemma_.lower() == "be" and root.tag_ in DO_FORMS:
         if subject is None or subject.i > root.i:
             return out
-        changes[root.i] = root.text + " not" + (root.whitespace_ or " ")
+        changes[root.i] = _with_not(root)
         out.append((render(doc, changes), "negation", "negation/insert-be"))
     elif root.tag_ in DO_FORMS or (root.tag_ == "VBN" and root.dep_ == "ROOT"):
         # "VBN" root without auxiliary: the tagger's frequent mistake for a simple past ("The drug reduced ...")
