@@ -55,9 +55,9 @@ def run_evaluation(
     (None: 300) with the packaged WeightedMaxSim (True) or the F1w head in a folder. ``correction``: a
     multiple-test correction of the p-values against ``baseline`` over the systems (one of ``CORRECTIONS``, e.g.
     ``"holm"``; ``reporting.with_correction`` adds ``<measure> p-value corrected`` and the tables mark those).
-    ``index_dir`` None: ``$COMPVERIFY_CACHE`` or ``~/.cache/pyterrier_compverify``. Tables already in ``out_dir`` are refused
-    (FileExistsError, before any model loads) unless ``overwrite``. Returns the experiment's frame (measures first);
-    ``attrs["written"]`` names the .md file written."""
+    ``index_dir`` None: ``$COMPVERIFY_CACHE`` or ``~/.cache/pyterrier_compverify``. Tables already in ``out_dir``
+    are refused (FileExistsError, before any model loads) unless ``overwrite``. Returns the experiment's frame
+    (measures first); ``attrs["written"]`` names the .md file written."""
     started = time.time()
     rerankers = check_rerankers(rerankers)
     fusion_depth = check_fusion(fusion, fusion_depth)
