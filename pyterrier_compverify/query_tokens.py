@@ -28,12 +28,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, eq=False)
 class QueryTokens:
-    """One query's L2-normalised token states (m, dim), the spec of the encoder that made them and, when the first
-    stage knows it, the :class:`TokenStore` holding the token states of the documents it retrieved."""
+    """One query's L2-normalised token states (m, dim), the spec of the encoder that made them, the query text they
+    encode (a reranker uses them only for a row whose ``query`` is still that text: a stage between may rewrite it)
+    and, when the first stage knows it, the :class:`TokenStore` holding the token states of the documents it
+    retrieved."""
 
     states: torch.Tensor
     spec: EncoderSpec
     store: TokenStore | None = None
+    text: str | None = None
 
 
 class QueryTokenEncoder(pyterrier_dr.BiQueryEncoder):
@@ -54,7 +57,7 @@ class QueryTokenEncoder(pyterrier_dr.BiQueryEncoder):
         encoded = model.encode(list(texts), batch_size=self.batch_size, verbose=self.verbose, what="query")
         pooled = encoded.pooled.numpy()
         spec = model.spec
-        tokens = [QueryTokens(states, spec, self.store) for states in encoded.token_states]
+        tokens = [QueryTokens(states, spec, self.store, text) for states, text in zip(encoded.token_states, texts)]
         return inp.assign(query_vec=[pooled[i] for i in codes], query_toks=[tokens[i] for i in codes])
 
     def __repr__(self) -> str:

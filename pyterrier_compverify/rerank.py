@@ -36,7 +36,8 @@ class TokenReranker(pt.Transformer):
     Input: a result frame with ``qid``, ``query``, ``docno`` and, unless a ``store`` is given, the text column.
     Output: the same rows and columns, with ``score`` and ``rank`` replaced by the head's scores. Every row is
     scored against its own ``query`` text (one qid with two texts is scored correctly). Each distinct query is
-    encoded once (or its ``query_toks`` from the first stage are used, when a compatible encoder made them);
+    encoded once (or its ``query_toks`` from the first stage are used, when a compatible encoder made them from
+    the same text);
     document token states come from the store when one is given (no re-encoding), otherwise each distinct text
     in the frame is encoded once.
 
@@ -218,15 +219,21 @@ class TokenReranker(pt.Transformer):
 
     def _query_states(self, inp: pd.DataFrame) -> tuple[np.ndarray, list[torch.Tensor]]:
         """Row -> distinct query number, and each distinct query's (m, d) token states: from the ``query_toks`` of
-        any of its rows made by a compatible encoder (one forward pass shared with the first stage; a union with
-        another first stage leaves some rows without), else encoded here."""
+        any of its rows made by a compatible encoder for this query text (one forward pass shared with the first
+        stage; a union with another first stage leaves some rows without, a query rewrite between makes them
+        stale), else encoded here."""
         codes, texts = pd.factorize(inp["query"], use_na_sentinel=False)  # each distinct value checked once
         texts = check_texts(texts, "query")
         states: list[torch.Tensor | None] = [None] * len(texts)
         if "query_toks" in inp.columns:
             spec = self.encoder.spec
             for code, toks in zip(codes, inp["query_toks"].to_numpy()):
-                if states[code] is None and isinstance(toks, QueryTokens) and spec.compatible(toks.spec):
+                if (
+                    states[code] is None
+                    and isinstance(toks, QueryTokens)
+                    and toks.text == texts[code]
+                    and spec.compatible(toks.spec)
+                ):
                     states[code] = toks.states
         missing = [q for q, state in enumerate(states) if state is None]
         if missing:

@@ -152,3 +152,18 @@ def test_query_tokens_from_the_first_stage_are_not_encoded_again(tiny_encoder, m
     mixed = MaxSim(tiny_encoder)(union).sort_values(["qid", "docno"])
     assert encoded_queries == ["a dog"]
     np.testing.assert_allclose(mixed["score"], expected["score"], atol=1e-6)
+
+
+def test_query_tokens_of_a_rewritten_query_are_not_used(tiny_encoder):
+    """A stage between the first stage and the reranker may rewrite the query (an instruction prefix, a
+    correction): the first stage's states encode the old text, so the reranker encodes the new one."""
+    topics = pd.DataFrame({"qid": ["1"], "query": ["a red cat"]})
+    docs = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "text": ["a red cat", "protein gene expression"]})
+    frame = tiny_encoder.query_token_encoder()(topics).merge(docs, on="qid")
+    rewritten = pt.apply.query(lambda row: "protein gene")(frame)
+    assert "query_0" in rewritten.columns and "query_toks" in rewritten.columns
+    fresh = MaxSim(tiny_encoder)(rewritten.drop(columns=["query_toks"])).sort_values("docno")
+    got = MaxSim(tiny_encoder)(rewritten).sort_values("docno")
+    np.testing.assert_allclose(got["score"], fresh["score"], atol=1e-6)
+    stale = MaxSim(tiny_encoder)(frame).sort_values("docno")  # the old query's scores differ: the check can fail
+    assert not np.allclose(stale["score"], fresh["score"], atol=1e-3)
