@@ -21,6 +21,25 @@ def test_collection_names():
     assert c.dataset_id == "irds:compverify/capretrieval/en" and c.lowercase
 
 
+def test_documents_whose_text_is_in_another_field_keep_it():
+    """MS MARCO documents, WaPo and GOV2 call the text ``body``, CORD-19 ``abstract``, NYT the title ``headline``."""
+    c = load_collection("irds:msmarco-document/trec-dl-2019")
+    corpus = [
+        {"docno": "D1", "url": "u", "title": "Aspirin", "body": "Aspirin reduces fever."},
+        {"docno": "D2", "headline": "Fever", "body": "A fever is a high temperature."},
+        {"docno": "D3", "title": "", "doi": "x", "abstract": "Abstract text."},
+        {"docno": "D4", "title": "Both", "text": "the text field wins", "body": "not this"},
+    ]
+    assert [d["text"] for d in c._title_and_text(corpus)] == [
+        "Aspirin Aspirin reduces fever.",
+        "Fever A fever is a high temperature.",
+        "Abstract text.",
+        "Both the text field wins",
+    ]
+    with pytest.raises(ValueError, match=r"document 'D5' has none of the text fields text, .* \(it has: url, html\)"):
+        list(c._title_and_text([{"docno": "D5", "url": "u", "html": "<p>"}]))
+
+
 def test_strip_punctuation_keeps_words_and_non_latin():
     assert strip_punctuation("0-dimensional biomaterials?") == "0 dimensional biomaterials"
     assert strip_punctuation("猫, 狗") == "猫 狗"

@@ -12,6 +12,10 @@ import pyterrier as pt
 
 from ..artifacts import SizedIterator, corpus_length
 
+# a document's text and title fields, the first present used: ir_datasets names them by collection (BEIR and
+# Cranfield "text", MS MARCO documents, WaPo and GOV2 "body", CORD-19 "abstract", NYT "headline" and "body")
+TEXT_FIELDS = ("text", "body", "abstract", "contents", "passage")
+TITLE_FIELDS = ("title", "headline")
 # collections whose text the papers lower-case before evaluation
 _LOWERCASE_PREFIXES = ("irds:compverify/capretrieval/",)
 
@@ -20,7 +24,8 @@ _LOWERCASE_PREFIXES = ("irds:compverify/capretrieval/",)
 class Collection:
     """A PyTerrier dataset with the project's text conventions.
 
-    Documents are ``title + " " + text`` where a title exists; CapRetrieval is lower-cased as in the paper;
+    Documents are ``title + " " + text`` where a title exists (the first of ``TITLE_FIELDS`` and ``TEXT_FIELDS``
+    present: ``body``, ``abstract``, ``headline``, ... in collections that name them so); CapRetrieval is lower-cased as in the paper;
     qrels labels below 0 (Cranfield's -1) become 0; queries without any relevant document stay in the topics
     only if the dataset keeps them (CapRetrieval drops them).
     """
@@ -55,8 +60,15 @@ class Collection:
 
     def _title_and_text(self, corpus) -> Iterator[dict]:
         for doc in corpus:
-            title = (doc.get("title") or "").strip()
-            body = doc.get("text") or ""
+            title = (next((doc[f] for f in TITLE_FIELDS if doc.get(f)), "") or "").strip()
+            field = next((f for f in TEXT_FIELDS if f in doc), None)
+            if field is None:
+                fields = ", ".join(k for k in doc if k != "docno")
+                raise ValueError(
+                    f"{self.dataset_id}: document {doc['docno']!r} has none of the text fields "
+                    f"{', '.join(TEXT_FIELDS)} (it has: {fields})"
+                )
+            body = doc[field] or ""
             yield {"docno": doc["docno"], "text": self._text(f"{title} {body}".strip() if title else body)}
 
     def topics(self) -> pd.DataFrame:
