@@ -25,9 +25,9 @@ class Collection:
     """A PyTerrier dataset with the project's text conventions.
 
     Documents are ``title + " " + text`` where a title exists (the first of ``TITLE_FIELDS`` and ``TEXT_FIELDS``
-    present: ``body``, ``abstract``, ``headline``, ... in collections that name them so); CapRetrieval is lower-cased as in the paper;
-    qrels labels below 0 (Cranfield's -1) become 0; queries without any relevant document stay in the topics
-    only if the dataset keeps them (CapRetrieval drops them).
+    present: ``body``, ``abstract``, ``headline``, ... in collections that name them so); CapRetrieval is
+    lower-cased as in the paper; qrels labels below 0 (Cranfield's -1) become 0; queries without any relevant
+    document stay in the topics only if the dataset keeps them (CapRetrieval drops them).
     """
 
     dataset_id: str
