@@ -69,6 +69,7 @@ def run_evaluation(
         from .reporting import refuse_overwrite
 
         refuse_overwrite(stem, overwrite, FileExistsError)
+    topics, qrels = judged_topics(collection)  # before the corpus is encoded: a corpus-only id has none
 
     import pandas as pd
     import pyterrier as pt
@@ -89,7 +90,6 @@ def run_evaluation(
     )
     check_heads(rerankers, fusion, encoder)  # before the corpus is encoded
     indices = build_indices(collection, encoder, index_dir or DEFAULT_INDEX_DIR, verbose=verbose)
-    topics, qrels = collection.topics(), collection.qrels()
 
     def store_for(own):  # a verifier's own (e.g. fine-tuned) encoder reads a store of its own
         return token_store(collection, own, index_dir or DEFAULT_INDEX_DIR, verbose=verbose)
@@ -273,6 +273,20 @@ def open_collection(dataset_id: str):
     except KeyError:
         raise KeyError(f"unknown dataset {dataset_id!r}{dataset_hint(dataset_id)}") from None
     return collection
+
+
+def judged_topics(collection):
+    """The collection's topics and qrels, or a ValueError naming its sub-ids that have them (an id such as
+    ``irds:beir/scifact`` is a corpus only; its test split ``irds:beir/scifact/test`` has queries)."""
+    try:
+        return collection.topics(), collection.qrels()
+    except NotImplementedError:
+        import ir_datasets
+
+        name = collection.dataset_id.removeprefix("irds:")
+        splits = [f"irds:{k}" for k in ir_datasets.registry if k.startswith(name + "/")]
+        hint = f"; evaluate one of its splits: {', '.join(splits[:6])}" if splits else ""
+        raise ValueError(f"{collection.dataset_id} has no queries and relevance judgements{hint}") from None
 
 
 def dataset_hint(dataset_id: str) -> str:

@@ -50,6 +50,21 @@ def test_d10_cli_user_errors_are_one_line_with_exit_2(tmp_path, capsys):
     assert err == f"compverify evaluate: error: data folder {tmp_path / 'no-data'} does not exist"
 
 
+def test_a_corpus_only_id_is_refused_before_anything_is_encoded(tmp_path, monkeypatch, capsys):
+    from pyterrier_compverify import pipelines
+
+    def encoding(*args, **kwargs):
+        raise AssertionError("the corpus was encoded before the topics were read")
+
+    monkeypatch.setattr(pipelines, "build_indices", encoding)
+    monkeypatch.chdir(tmp_path)
+    err = _one_line_error(["evaluate", "irds:beir/scifact"], capsys)
+    assert err == (
+        "compverify evaluate: error: irds:beir/scifact has no queries and relevance judgements; evaluate one of its "
+        "splits: irds:beir/scifact/test, irds:beir/scifact/train"
+    )
+
+
 def test_d13_tsv_quotes_are_ordinary_characters_and_do_not_merge_rows(tmp_path):
     from pyterrier_compverify.training import load_triplets
 
