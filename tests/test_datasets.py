@@ -15,6 +15,31 @@ def test_setup_local_data_errors(tmp_path, monkeypatch):
         cv.setup_local_data(tmp_path / "absent")
 
 
+def test_a_data_folder_moved_since_it_was_linked_is_linked_again(tmp_path):
+    from pyterrier_compverify.datasets.local import _place
+
+    old, new, home = tmp_path / "old", tmp_path / "new", tmp_path / "home"
+    for folder in (old, new):
+        folder.mkdir()
+        (folder / "source.zip").write_text(folder.name)
+    assert _place(old / "source.zip", home / "source.zip")
+    (old / "source.zip").unlink()  # the old data folder lost the file (or was deleted): the link dangles
+    assert _place(new / "source.zip", home / "source.zip")
+    assert (home / "source.zip").read_text() == "new" and not (old / "source.zip").exists()
+    assert not _place(old / "source.zip", home / "source.zip")  # a working link is kept
+
+
+def test_a_missing_data_folder_in_the_variable_warns_on_import_and_names_the_variable(tmp_path):
+    import subprocess
+    import sys
+
+    env = {**__import__("os").environ, "COMPVERIFY_DATA": str(tmp_path / "gone"), "HF_HUB_OFFLINE": "1"}
+    code = "import pyterrier_compverify; print('imported')"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "imported"
+    assert f"data folder {tmp_path / 'gone'} (COMPVERIFY_DATA) does not exist" in done.stderr
+
+
 def test_collection_names():
     assert load_collection("irds:beir/scifact/test").name == "beir-scifact-test"
     c = load_collection("compverify/capretrieval/en")

@@ -186,3 +186,15 @@ def test_pair_training_with_in_batch_negatives(tmp_path, tiny_model_dir):
     assert trained.fingerprint != cv.TokenEncoder(tiny_model_dir, max_length=16, device="cpu").fingerprint
     with pytest.raises(ValueError, match="'positive'"):
         train_encoder(pairs.assign(positive=""), tmp_path / "q", model=tiny_model_dir, config=config, verbose=False)
+
+
+def test_readers_expand_a_home_path_the_shell_left_alone(tmp_path, monkeypatch):
+    """``--sentences=~/s.txt``: bash does not expand ``~`` after ``=``; it was looked up as a dataset id."""
+    from pyterrier_compverify.negatives.command import read_sentences
+    from pyterrier_compverify.querygen.command import read_passages
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "s.txt").write_text("one\ntwo\n")
+    (tmp_path / "p.tsv").write_text("docno\ttext\nd1\ta dog\n")
+    assert read_sentences("~/s.txt") == ["one", "two"]
+    assert read_passages("~/p.tsv")[["docno", "text"]].values.tolist() == [["d1", "a dog"]]

@@ -22,9 +22,12 @@ def data_dir() -> Path | None:
 
 
 def _place(src: Path, dest: Path) -> bool:
-    """Make ``dest`` a link to ``src`` (a copy where links fail); never overwrite what is there."""
+    """Make ``dest`` a link to ``src`` (a copy where links fail); never overwrite what is there, except a link
+    whose target is gone (a data folder moved or deleted since it was linked)."""
     if dest.exists():
         return False
+    if dest.is_symlink():  # dangling: copyfile would follow it and write into the old folder
+        dest.unlink()
     dest.parent.mkdir(parents=True, exist_ok=True)
     try:
         dest.symlink_to(src.resolve())
@@ -54,11 +57,12 @@ def setup_local_data(path: str | os.PathLike | None = None, *, verbose: bool = F
         dataset = pt.get_dataset("irds:beir/scifact/test")
     """
     global _data_dir
-    path = Path(path) if path is not None else data_dir()
+    from_environment = path is None and _data_dir is None
+    path = Path(path).expanduser() if path is not None else data_dir()
     if path is None:
         raise ValueError(f"no data folder given: pass a path or set the {DATA_ENV} environment variable")
     if not path.is_dir():
-        raise FileNotFoundError(f"data folder {path} does not exist")
+        raise FileNotFoundError(f"data folder {path}{f' ({DATA_ENV})' if from_environment else ''} does not exist")
     _data_dir = path
     placed = []
     irds_src = path / "ir_datasets"
@@ -111,6 +115,12 @@ def source_file(relative: str, url: str) -> Path:
 
 
 def setup_from_environment() -> None:
-    """Called on import: when ``COMPVERIFY_DATA`` is set, set up that folder."""
+    """Called on import: when ``COMPVERIFY_DATA`` is set, set up that folder; one that does not exist is a
+    warning, not an error (the import must work, and ``--data-dir`` / ``setup_local_data`` can still give one)."""
     if os.environ.get(DATA_ENV):
-        setup_local_data()
+        try:
+            setup_local_data()
+        except FileNotFoundError as error:
+            import warnings
+
+            warnings.warn(f"{error}; datasets load from the network or the caches", stacklevel=2)

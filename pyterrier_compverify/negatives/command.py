@@ -15,8 +15,8 @@ def read_sentences(source: str, *, limit: int | None = None, seed: int = 0) -> l
 
     if missing_file(source):
         raise FileNotFoundError(f"no such file: {source}")
-    if Path(source).is_file():
-        lines = Path(source).read_text(encoding="utf-8").splitlines()
+    if Path(source).expanduser().is_file():  # "~/s.txt" given after "=" is not expanded by the shell
+        lines = Path(source).expanduser().read_text(encoding="utf-8").splitlines()
         return lines[:limit] if limit else lines
     from ..training.data import corpus_sentences
 

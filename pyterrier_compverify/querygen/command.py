@@ -17,7 +17,7 @@ def read_passages(source: str, *, limit: int | None = None) -> pd.DataFrame:
     ``irds:beir/scifact/test`` or ``compverify/capretrieval/en``."""
     from ..cli_options import missing_file
 
-    path = Path(source)
+    path = Path(source).expanduser()  # "~/p.jsonl" given after "=" is not expanded by the shell
     if missing_file(source):
         raise FileNotFoundError(f"no such file: {source}")
     if path.is_file():
