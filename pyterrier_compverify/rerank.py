@@ -20,7 +20,7 @@ from torch import nn
 from ._device import resolve_device
 from .encoder import COMPUTE_DTYPES, TokenEncoder, check_dtype, check_texts, warn_if_emulated
 from .query_tokens import QueryTokens
-from .scoring import FixedHead, build_head, pad_token_states, score_candidates, score_packed
+from .scoring import FixedHead, build_head, head_spec, pad_token_states, score_candidates, score_packed
 from .scoring.pairs import DeferredVerdicts, is_gated
 from .spec import IncompatibleEncoderError
 from .store import TokenStore
@@ -28,6 +28,9 @@ from .store import TokenStore
 _DTYPE_NAMES = {torch.bfloat16: "bfloat16", torch.float32: "float32"}
 # a gated penalty read from a store verifies its open candidates once per frame, or when this many maps wait
 DEFERRED_MAPS = 2048
+
+
+PACKAGED_RERANKERS = ("MapVerifier", "MapCNN", "WeightedMaxSim")  # rerankers that load packaged weights
 
 
 class TokenReranker(pt.Transformer):
@@ -95,6 +98,16 @@ class TokenReranker(pt.Transformer):
         head = head if head is not None else self.HEAD
         if head is None:
             raise ValueError(f"{type(self).__name__} needs a head: a registered name or a module")
+        if isinstance(head, str) and head != self.HEAD and head_spec(head).learned:
+            import warnings
+
+            served = head_spec(head).reranker
+            packaged = f"cv.{served}() (the packaged weights) or " if served in PACKAGED_RERANKERS else ""
+            warnings.warn(
+                f"head {head!r} has trained weights, and by name it is built untrained (random weights): use "
+                f"{packaged}cv.Verifier(path).reranker() for trained ones, or pass a module",
+                stacklevel=2,
+            )
         self.head = build_head(head, dim=self.encoder.dim) if isinstance(head, str) else head
 
     def __repr__(self) -> str:

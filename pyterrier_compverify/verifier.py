@@ -293,13 +293,14 @@ class Verifier(pt.Artifact):
         """A PyTerrier reranker scoring with this verifier's head and encoder: ``MapVerifier`` for F4, ``MapCNN`` for
         F3, ``WeightedMaxSim`` for F1w, a :class:`TrainedHeadReranker` for any other learned head, and for a
         weight-free head trained end-to-end the named reranker of that head (``MaxSim``, ``PooledCosine``, ...) over
-        the fine-tuned encoder. ``kwargs`` as for the reranker (``store=``, ``device=``, ``penalty=`` for learned
-        heads)."""
+        the fine-tuned encoder, with the head's saved options (F2's ``lam`` and ``tau``). ``kwargs`` as for the
+        reranker (``store=``, ``device=``, ``penalty=`` for learned heads)."""
         spec = head_spec(self.meta["head"])
         if spec.learned:
             return LEARNED_RERANKERS[spec.reranker](self, **kwargs)  # the class the head's registry entry names
         encoder = self.load_encoder(encoder=kwargs.pop("encoder", None), device=kwargs.get("device"))
-        return getattr(rerank, spec.reranker)(encoder, **kwargs)
+        options = {k: v for k, v in self.meta["head_config"].items() if k != "dim"}  # e.g. F2's lam and tau
+        return getattr(rerank, spec.reranker)(encoder, **{**options, **kwargs})
 
 
 class TrainedHeadReranker(TokenReranker):

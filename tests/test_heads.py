@@ -62,3 +62,16 @@ def test_each_registered_head_names_a_reranker_that_exists():
         else:
             assert isinstance(getattr(rerank, spec.reranker), type), spec.name
     assert LEARNED_RERANKERS[HEADS["F4"].reranker].HEAD == "F4"
+
+
+def test_a_saved_weight_free_head_serves_with_its_saved_options(tiny_encoder, tmp_path):
+    """An F2 verifier (trained end-to-end) saved with lam 0.3 and tau 0.05 was served with the defaults 0.1 / 0.1."""
+    import pyterrier_compverify as cv
+    from pyterrier_compverify.scoring import build_head
+
+    config = {"dim": tiny_encoder.dim, "lam": 0.3, "tau": 0.05}
+    saved = cv.Verifier.save(tmp_path / "f2", tiny_encoder, build_head("F2", **config), "F2", head_config=config)
+    reranker = saved.reranker(encoder=tiny_encoder)
+    assert isinstance(reranker, cv.SoftAlign) and (reranker.lam, reranker.tau) == (0.3, 0.05)
+    assert reranker == cv.SoftAlign(tiny_encoder, lam=0.3, tau=0.05)
+    assert saved.reranker(encoder=tiny_encoder, lam=0.2).lam == 0.2  # an option given to reranker() wins

@@ -64,7 +64,7 @@ class _RaisingEncode:
 
 @pytest.mark.parametrize("head", ["F0", "F1", "F2", "Pooled", "F3", "F4", "AF"])
 def test_a_store_backed_reranker_never_encodes_documents(store, tiny_encoder, monkeypatch, head):
-    reranker = cv.TokenReranker(tiny_encoder, head=head, store=store)
+    reranker = cv.TokenReranker(tiny_encoder, head=build_head(head, dim=tiny_encoder.dim), store=store)
     expected = cv.TokenReranker(tiny_encoder, head=reranker.head)(frame())  # from text, same head module
     monkeypatch.setattr(tiny_encoder, "encode", _RaisingEncode(tiny_encoder))
     got = reranker(frame().drop(columns="text"))
@@ -129,7 +129,8 @@ def test_rerankers_compare_equal_and_pickle_the_store_by_path(store, tiny_encode
     assert a != cv.BagOfSimilarities(tiny_encoder, store=store) and a != cv.MaxSim(tiny_encoder)
     # heads whose reprs are alike: two F4 heads of other weights, two functions under one name
     torch.manual_seed(1)
-    f4 = [cv.TokenReranker(tiny_encoder, head="F4", store=store) for _ in range(2)]
+    with pytest.warns(UserWarning, match=r"head 'F4' has trained weights, .* use cv.MapVerifier\(\) \(the packaged"):
+        f4 = [cv.TokenReranker(tiny_encoder, head="F4", store=store) for _ in range(2)]
     assert repr(f4[0].head) == repr(f4[1].head) and f4[0] != f4[1]
     assert f4[0] == f4[0] and cv.TokenReranker(tiny_encoder, head=f4[0].head, store=store) == f4[0]
     assert cv.PooledCosine(tiny_encoder) == cv.PooledCosine(tiny_encoder)  # weight-free, though not a FixedHead
@@ -157,7 +158,8 @@ class _F5(nn.Module):
 
 def test_a_registered_head_is_usable_by_name_everywhere(tmp_path, tiny_encoder):
     register_head(HeadSpec("F5-test", "map", True, lambda dim=None: _F5(dim), "TrainedHeadReranker", "test head"))
-    scores = cv.TokenReranker(tiny_encoder, head="F5-test")(frame())["score"]
+    with pytest.warns(UserWarning, match="head 'F5-test' has trained weights"):  # built untrained by name
+        scores = cv.TokenReranker(tiny_encoder, head="F5-test")(frame())["score"]
     np.testing.assert_allclose(scores, 2 * cv.MaxSim(tiny_encoder)(frame())["score"], atol=1e-5)
     from pyterrier_compverify.training import VerifierTrainingConfig, train_verifier
 
