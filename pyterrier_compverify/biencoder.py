@@ -10,6 +10,7 @@ the FlexIndex and tells the next stage where the token states are, so a token re
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,10 +20,12 @@ import pyterrier_alpha as pta
 
 from .artifacts import SizedIterator, build_lock, corpus_length, docno_text, remove_path
 from .encoder import TokenEncoder
+from .spec import EncoderSpec
 from .store import TokenStore
 from .store_codecs import resolve_codec
 
 DENSE_DIR, TOKENS_DIR = "dense", "tokens"
+ENCODER_FILE = "encoder.json"  # the spec of the encoder that built the index (its dense part has no other record)
 MODES = ("create", "reuse", "overwrite")
 
 
@@ -108,15 +111,22 @@ class BiEncoder(TokenEncoder):
                 with build_lock(path / TOKENS_DIR):
                     remove_path(path / TOKENS_DIR)
             (self.doc_encoder(verbose=verbose) >> flex.indexer(mode=built)).index(_unique_docnos(docs, total))
+        temporary = path / f"{ENCODER_FILE}.tmp"
+        temporary.write_text(json.dumps(self.spec.to_dict(), indent=1), encoding="utf-8")
+        os.replace(temporary, path / ENCODER_FILE)
         return self.open_index(path)
 
     def open_index(self, path: str | os.PathLike) -> BiEncoderIndex:
-        """The index at ``path``; its token store, when it has one, must come from this encoder."""
+        """The index at ``path``; it must come from this encoder (its ``encoder.json``, and its token store when it
+        has one; an index built before ``encoder.json`` was written is checked by its store only)."""
         path = Path(path)
         if not (path / DENSE_DIR).is_dir():
             raise FileNotFoundError(
                 f"{path} holds no index ({DENSE_DIR}/ missing): build it with model.index(docs, path)"
             )
+        if (path / ENCODER_FILE).is_file():
+            built_by = EncoderSpec.from_dict(json.loads((path / ENCODER_FILE).read_text(encoding="utf-8")))
+            built_by.check(self.spec, f"the index at {path}")
         store = TokenStore(path / TOKENS_DIR) if (path / TOKENS_DIR).is_dir() else None
         if store is not None:
             store.check_encoder(self)

@@ -121,6 +121,17 @@ def test_reuse_refuses_an_index_of_another_encoder(index, tiny_model_dir):
         other.index(DOCS, index.path, mode="reuse")
 
 
+def test_a_dense_only_index_of_another_encoder_is_refused(model, tiny_model_dir, tmp_path):
+    """Without a token store the dense vectors were the only record; another encoder's queries searched them."""
+    dense_only = model.index(DOCS, tmp_path / "dense.index", token_states=False)
+    other = cv.BiEncoder(tiny_model_dir, max_length=12, device="cpu")
+    with pytest.raises(IncompatibleEncoderError, match=r"the index at .*dense.index was made with encoder"):
+        other.index(DOCS, dense_only.path, mode="reuse", token_states=False)
+    with pytest.raises(IncompatibleEncoderError, match="max_length 16 != 12"):
+        other.retriever(dense_only.path)
+    assert len(model.retriever(dense_only.path)(TOPICS)) > 0  # its own encoder opens it
+
+
 def test_missing_index_is_named(model, tmp_path):
     with pytest.raises(FileNotFoundError, match="holds no index"):
         model.retriever(tmp_path / "nowhere")
