@@ -225,8 +225,8 @@ def nearmiss_table(
 
 def near_miss_win(near_miss: Mapping[str, str], *, identity: bool = False):
     """An ir_measures measure for ``pt.Experiment`` on ``irds:compverify/nearmiss/<source>``: per query, 1 if
-    the relevant document (the anchor) is ranked above the query's near-miss (a near-miss missing from the run
-    counts as below), else 0. ``near_miss`` maps qid to the near-miss docno
+    the relevant document of the top label (the anchor) is ranked above the query's near-miss (a near-miss
+    missing from the run counts as below), else 0. ``near_miss`` maps qid to the near-miss docno
     (``cv.datasets.nearmiss.near_miss_docnos(dataset_id)``).
 
     With ``identity=True``, the companion ``IdentityWin`` for the identity control
@@ -250,7 +250,7 @@ def near_miss_win(near_miss: Mapping[str, str], *, identity: bool = False):
                 "dataset id"
             )
         scores = dict(zip(run["doc_id"], run["score"]))
-        relevant = qrels.loc[qrels["relevance"] > 0, "doc_id"]
+        relevant = qrels.loc[qrels["relevance"] == max(qrels["relevance"].max(), 1), "doc_id"]  # the anchor
         best = max((scores.get(d, -np.inf) for d in relevant), default=-np.inf)
         return float(best > scores.get(near_miss[qid], -np.inf))
 

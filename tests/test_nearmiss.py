@@ -2,6 +2,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 import pytest
+from ir_measures import nDCG
 
 from pyterrier_compverify import MaxSim
 from pyterrier_compverify.datasets import nearmiss
@@ -59,7 +60,7 @@ def test_nearmiss_table_columns_and_ranges(tiny_encoder):
 
 def test_retrieval_task_and_near_miss_measure(tiny_encoder):
     docs, topics, qrels, near = nearmiss.retrieval_task(TRIPLETS)
-    assert len(docs) == 6 and len(topics) == 3 and set(qrels["label"]) == {1}
+    assert len(docs) == 6 and len(topics) == 3 and set(qrels["label"]) == {2}  # no group: the anchor only
     assert near["t3"] == nearmiss.text_docno("the dog is not on the mat")
     measure = near_miss_win(near)
     # a run that puts each near-miss first scores 0, the reverse scores 1
@@ -73,6 +74,45 @@ def test_retrieval_task_and_near_miss_measure(tiny_encoder):
     # another task's map (here: one without these queries) is refused, not scored as if no near-miss were retrieved
     with pytest.raises(KeyError, match="has no near-miss in the map given; pass near_miss_docnos"):
         pt.Experiment([bad], topics, qrels, [near_miss_win({"other": "d"})], names=["bad"])
+
+
+def test_the_other_captions_of_the_image_are_relevant_and_near_miss_win_reads_the_anchor():
+    """SugarCrepe: a query (another caption of the image) is itself the anchor of another triplet, so its own text
+    is in the corpus; it was judged non-relevant, and ranking it first cost nDCG."""
+    triplets = pd.DataFrame(
+        {
+            "id": ["s1", "s2", "s3"],
+            "source": "sugarcrepe",
+            "category": "swap_att",
+            "kind": "binding",
+            "group": ["img1", "img1", "img2"],
+            "anchor": ["a red cat on a mat", "a cat sits on a mat", "a dog runs"],
+            "positive": ["a cat sits on a mat", "a red cat on a mat", "a dog is running"],
+            "near_miss": ["a mat on a red cat", "a mat sits on a cat", "a cat runs"],
+        }
+    )
+    docs, topics, qrels, near = nearmiss.retrieval_task(triplets)
+    labels = {(q, d): label for q, d, label in qrels.itertuples(index=False)}
+    docno = nearmiss.text_docno
+    assert labels == {
+        ("s1", docno("a red cat on a mat")): 2,
+        ("s1", docno("a cat sits on a mat")): 1,  # the query's own text, another caption of img1
+        ("s2", docno("a cat sits on a mat")): 2,
+        ("s2", docno("a red cat on a mat")): 1,
+        ("s3", docno("a dog runs")): 2,
+    }
+    # a run ranking the query's own text first, then the anchor, then the near-miss: a win, and full marks
+    rows = []
+    for qid, query in zip(topics["qid"], topics["query"]):
+        anchor = triplets.set_index("id").loc[qid, "anchor"]
+        rows += [(qid, docno(query), 3.0), (qid, docno(anchor), 2.0), (qid, near[qid], 1.0)]
+    run = pd.DataFrame(rows, columns=["qid", "docno", "score"]).drop_duplicates(["qid", "docno"])
+    res = pt.Experiment([run], topics, qrels, [near_miss_win(near), nDCG @ 10], names=["copy first"])
+    anchor_only = pt.Experiment([run], topics, qrels[qrels["label"] == 2], [nDCG @ 10], names=["copy first"])
+    assert res["NearMissWin"].iloc[0] == 1.0 and res["nDCG@10"].iloc[0] > anchor_only["nDCG@10"].iloc[0] + 0.1
+    # the same run with the near-miss above the anchor loses, although a label-1 text is still first
+    lost = run.assign(score=lambda f: f["score"].where(~f["docno"].isin(list(near.values())), 2.5))
+    assert pt.Experiment([lost], topics, qrels, [near_miss_win(near)], names=["x"])["NearMissWin"].iloc[0] == 0.0
 
 
 def test_score_pairs_with_a_scorer_that_sorts_and_keeps_only_its_columns():

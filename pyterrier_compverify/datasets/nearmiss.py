@@ -166,16 +166,30 @@ def retrieval_task(
 ) -> tuple[list[dict], pd.DataFrame, pd.DataFrame, dict[str, str]]:
     """The triplets as a retrieval task: (docs, topics, qrels, qid -> docno of the query's near-miss).
 
-    Query = the positive (qid = the triplet id), relevant document = the anchor; the corpus holds every anchor
-    and near-miss, so a scorer that cannot reject near-misses ranks the edited text above the right one. With
-    ``identity=True`` the identity control: query = the anchor's own text (qid ``<id>/identity``), same corpus and
-    relevant document, so a scorer that merely dislikes overlap ranks the near-miss above an exact copy.
+    Query = the positive (qid = the triplet id), relevant document = the anchor (label 2); the corpus holds every
+    anchor and near-miss, so a scorer that cannot reject near-misses ranks the edited text above the right one. The
+    other anchors of the triplet's group in the corpus (SugarCrepe: the image's other captions, among them the
+    query's own text) are relevant too (label 1), so a ranking measure does not punish finding them;
+    ``NearMissWin`` reads the label-2 document only. With ``identity=True`` the identity control: query = the
+    anchor's own text (qid ``<id>/identity``), same corpus and labels, so a scorer that merely dislikes overlap
+    ranks the near-miss above an exact copy.
     """
     texts = pd.unique(pd.concat([triplets["anchor"], triplets["near_miss"]]))
     docs = [{"docno": text_docno(t), "text": t} for t in texts]
     qids = triplets["id"] + IDENTITY_SUFFIX if identity else triplets["id"]
     topics = pd.DataFrame({"qid": qids, "query": triplets["anchor" if identity else "positive"]})
-    qrels = pd.DataFrame({"qid": qids, "docno": triplets["anchor"].map(text_docno), "label": 1})
+    qrels = pd.DataFrame({"qid": qids, "docno": triplets["anchor"].map(text_docno), "label": 2})
+    if "group" in triplets.columns:
+        members = triplets.groupby(["source", "group"])["anchor"].agg(lambda a: list(dict.fromkeys(a)))
+        siblings = [
+            (qid, text_docno(text), 1)
+            for qid, key, anchor, near_miss in zip(
+                qids, zip(triplets["source"], triplets["group"]), triplets["anchor"], triplets["near_miss"]
+            )
+            for text in members[key]
+            if text not in (anchor, near_miss)
+        ]
+        qrels = pd.concat([qrels, pd.DataFrame(siblings, columns=["qid", "docno", "label"])], ignore_index=True)
     near = dict(zip(qids, triplets["near_miss"].map(text_docno)))
     return docs, topics, qrels, near
 
@@ -200,9 +214,10 @@ def _rows(source: str, identity: bool, part: int, columns: list[str]):
 def register() -> None:
     """Register ``compverify/nearmiss/{sugarcrepe,condaqa}`` and their ``/identity`` controls with ir_datasets
     (idempotent)."""
+    sibling = "another text of the anchor's group (SugarCrepe: another caption of the image)"
     defs = {
-        False: {1: "the anchor text the query paraphrases"},
-        True: {1: "the anchor text, identical to the query (identity control)"},
+        False: {2: "the anchor text the query paraphrases", 1: sibling},
+        True: {2: "the anchor text, identical to the query (identity control)", 1: sibling},
     }
     for source in ("sugarcrepe", "condaqa"):
         for identity in (False, True):
