@@ -50,6 +50,7 @@ def edits_of():
         ("spatial", "A woman rides a bike down the hill .", "A woman rides a bike up the hill .", "spatial/up-down"),
         ("count", "A dog is running .", "Two dogs are running .", "count/one-to-two"),
         ("count", "Three men sit on a bench .", "Four men sit on a bench .", "count/number"),
+        ("count", "A cat sleeps . A dog is running .", "A cat sleeps . Two dogs are running .", None),  # not "two"
         ("count", "Two dogs play in the snow .", "One dog plays in the snow .", "count/many-to-one"),
         ("paraphrase", "A dog runs through the grass .", "The dog runs through the grass .", "paraphrase/article"),
         ("paraphrase", "A dog runs through the grass .", "A dog is running through the grass .", "aspect"),

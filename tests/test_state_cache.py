@@ -67,6 +67,14 @@ def test_a_new_pool_copies_the_texts_another_cache_holds(tmp_path, tiny_encoder,
     )
 
 
+def test_two_pools_whose_texts_join_alike_get_their_own_caches(tmp_path, tiny_encoder):
+    """Keyed by the texts joined with newlines, ["a\nred cat", "x"] and ["a", "red cat\nx"] shared a cache."""
+    first = StateCache.build(tiny_encoder, ["a\nred cat", "x"], tmp_path, verbose=False)
+    second = StateCache.build(tiny_encoder, ["a", "red cat\nx"], tmp_path, verbose=False)
+    assert len(list(tmp_path.iterdir())) == 2
+    assert list(first.offsets) != list(second.offsets)  # other texts, other lengths
+
+
 def test_top_layer_over_cached_hidden_states_equals_the_encoder(tmp_path, tiny_encoder):
     cache = StateCache.build(tiny_encoder, TEXTS, tmp_path, top_layers=1, verbose=False)
     hidden, mask = cache.padded(torch.arange(len(TEXTS)))

@@ -57,8 +57,13 @@ def test_arranged_batches_hold_one_source_and_distinct_images_per_epoch():
     blocks = arranged.groupby(arranged.index // 2)
     assert len(arranged) == 40 and blocks["source"].nunique().max() == 1
     assert (blocks["anchor"].nunique() == 2).all()
-    with pytest.raises(ValueError, match="one batch"):
+    with pytest.raises(ValueError, match=r"fewer rows than one batch of 8: r \(4 rows\)"):
         arrange_batches({"r": other}, {"r": 1}, steps=1, batch_size=8)
+    # a small source beside a usable one was dropped without a word, and so was a misspelt share
+    with pytest.raises(ValueError, match=r"fewer rows than one batch of 2: r \(1 rows\); lower the batch size"):
+        arrange_batches({"caption": rows, "r": other.head(1)}, {"caption": 1, "r": 1}, steps=1, batch_size=2)
+    with pytest.raises(ValueError, match="shares name no source: rr"):
+        arrange_batches({"caption": rows, "r": other}, {"caption": 1, "rr": 1}, steps=1, batch_size=2)
 
 
 def test_the_serving_form_recorded_in_the_artifact_is_the_default(tmp_path, tiny_encoder):
@@ -111,3 +116,10 @@ def test_the_gate_is_recorded_with_the_serving_form(tmp_path, tiny_encoder):
     reranker = cv.MapVerifier(tmp_path / "v", encoder=tiny_encoder)
     assert reranker.head.gate == "symmetric" and "gate=symmetric" in repr(reranker.head)
     assert cv.MapVerifier(verifier, encoder=tiny_encoder, penalty={"beta": 1.0, "tau": 0.8}).head.gate == "forward"
+
+
+def test_an_image_whose_captions_are_all_alike_is_skipped():
+    captions = pd.DataFrame({"image": ["i1", "i1", "i2", "i2"], "caption": ["A dog runs."] * 2 + ["a cat", "a kitten"]})
+    edits = pd.DataFrame({"caption": ["A dog runs.", "a cat"], "edit": ["A cat runs.", "a dog"], "kind": "replace_obj"})
+    rows = caption_rows(captions, edits)
+    assert rows["anchor"].tolist() == ["a cat"] and rows["positive"].tolist() == ["a kitten"]

@@ -55,15 +55,18 @@ def label_human(queries: pd.DataFrame, passages: pd.DataFrame, *, source: str) -
 
 
 def validation_split(queries: pd.DataFrame, *, share: float = 0.05, seed: int = 0):
-    """(train, validation): ``share`` of the passages, with all their queries, held out for validation.
+    """(train, validation): ``share`` of the passages, with all their queries, held out for validation: at least
+    one, and never every passage (one passage alone stays for training, with no validation).
 
     >>> q = pd.DataFrame({"docno": [str(i // 2) for i in range(40)], "query": ["q"] * 40})
     >>> train, valid = validation_split(q)
     >>> len(train), len(valid), set(train.docno) & set(valid.docno)
     (38, 2, set())
+    >>> [len(part) for part in validation_split(q.head(2))], [len(part) for part in validation_split(q, share=0.99)]
+    ([2, 0], [2, 38])
     """
     docnos = queries["docno"].unique()
-    n_valid = max(1, int(round(share * len(docnos))))
+    n_valid = min(max(1, int(round(share * len(docnos)))), len(docnos) - 1)
     held = set(np.random.default_rng(seed).permutation(docnos)[:n_valid])
     mask = queries["docno"].isin(held)
     return queries[~mask].reset_index(drop=True), queries[mask].reset_index(drop=True)

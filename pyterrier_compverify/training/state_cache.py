@@ -57,7 +57,8 @@ class StateCache:
         """Encode ``texts`` once into ``folder/<key>/`` (or open it when it is there already). Texts that another
         cache in ``folder`` holds for the same encoder, k and dtype are copied from it, not encoded again."""
         texts = check_texts(texts, "training text")
-        digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
+        # the list as JSON: joined by newlines, ["a\nb", "c"] and ["a", "b\nc"] shared a key and so their states
+        digest = hashlib.sha256(json.dumps(texts).encode()).hexdigest()[:16]
         kind = f"{encoder.spec.key}-top{top_layers}-{'bf16' if bf16 else 'fp32'}"
         path = Path(folder) / f"{kind}-{digest}"
         if (path / "meta.json").exists():

@@ -58,7 +58,7 @@ def caption_rows(
     for _image, group in captions.groupby("image", sort=True):
         texts = group["caption"].tolist()
         usable = [t for t in texts if t in near]
-        if not usable or len(texts) < 2:
+        if not usable or len(set(texts)) < 2:  # no other caption to be the positive (all alike: it crashed)
             continue
         anchor = usable[rng.integers(len(usable))]
         options = near[anchor]
@@ -211,12 +211,21 @@ def arrange_batches(
     >>> len(arranged), int(arranged.groupby(arranged.index // 2)["source"].nunique().max())
     (20, 1)
     """
+    unknown = sorted(n for n, share in shares.items() if share > 0 and n not in sources)
+    if unknown:
+        raise ValueError(f"shares name no source: {', '.join(unknown)} (the sources are {', '.join(sources)})")
     rng = np.random.default_rng(seed)
     epoch = {n: 0 for n in sources}
     frames = {n: s(0) if callable(s) else s for n, s in sources.items()}
-    names = [n for n in sources if shares.get(n, 0) > 0 and len(frames[n]) >= batch_size]
+    names = [n for n in sources if shares.get(n, 0) > 0]
     if not names:
-        raise ValueError(f"no source with a positive share has {batch_size} rows (one batch)")
+        raise ValueError("no source has a positive share")
+    short = [f"{n} ({len(frames[n])} rows)" for n in names if len(frames[n]) < batch_size]
+    if short:  # dropping it would train on another mix than the one asked for
+        raise ValueError(
+            f"source(s) with fewer rows than one batch of {batch_size}: {', '.join(short)}; lower the batch size or "
+            "give them share 0"
+        )
     weights = np.array([shares[n] for n in names], dtype=float)
     picks = rng.choice(len(names), size=steps, p=weights / weights.sum())
     cursors = {n: 0 for n in names}

@@ -30,17 +30,22 @@ def keeps_case(token) -> bool:
     return token.pos_ == "PROPN" or token.text == "I" or any(c.isupper() for c in token.text[1:])
 
 
+def starts_sentence(token) -> bool:
+    """The caption's first word, or the first of a later sentence ("A cat. A dog.")."""
+    return token.i == 0 or bool(token.is_sent_start)
+
+
 def cased(new: str, token) -> str:
-    """``new`` capitalised when it replaces a capitalised first word."""
-    if token.i == 0 and token.text[:1].isupper():
+    """``new`` capitalised when it replaces a capitalised sentence-initial word."""
+    if starts_sentence(token) and token.text[:1].isupper():
         return new[:1].upper() + new[1:]
     return new
 
 
 def plain(token) -> str:
-    """The token's text, de-capitalised if it was capitalised only as the first word."""
+    """The token's text, de-capitalised if it was capitalised only as a sentence's first word."""
     text = token.text
-    return text[:1].lower() + text[1:] if token.i == 0 and not keeps_case(token) else text
+    return text[:1].lower() + text[1:] if starts_sentence(token) and not keeps_case(token) else text
 
 
 def put(changes: Changes, token, new: str) -> None:
