@@ -156,8 +156,22 @@ def refuse_overwrite(stem: str | Path, overwrite: bool, error: type[BaseExceptio
     """Stop (``error`` naming the files) when :func:`write_table` would replace results at ``stem`` and
     ``overwrite`` is not set: run it before any work, so that a committed result is never replaced by accident.
     Scripts stop with SystemExit; the package's functions raise FileExistsError (the CLI prints it in one line), whose
-    message names both the argument and the command-line option."""
+    message names both the argument and the command-line option. A folder that cannot hold them (a file on the
+    path, no write permission) is refused too, so that hours of work do not end at the write."""
     refuse_existing(result_files(stem), overwrite, error)
+    check_writable(Path(stem).parent)
+
+
+def check_writable(folder: str | Path) -> None:
+    """Raise NotADirectoryError / PermissionError unless ``folder`` exists as a writable folder or can be made
+    (its nearest existing ancestor is a writable folder)."""
+    existing = Path(folder).absolute()
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise NotADirectoryError(f"cannot write results under {folder}: {existing} is a file")
+    if not os.access(existing, os.W_OK):
+        raise PermissionError(f"cannot write results under {folder}: {existing} is not writable")
 
 
 def refuse_existing(files, overwrite: bool, error: type[BaseException] = SystemExit) -> None:

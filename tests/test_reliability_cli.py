@@ -65,6 +65,24 @@ def test_a_corpus_only_id_is_refused_before_anything_is_encoded(tmp_path, monkey
     )
 
 
+def test_a_download_without_network_names_the_data_dir_option(monkeypatch, tmp_path, capsys):
+    import requests
+
+    from pyterrier_compverify.datasets.collection import Collection
+
+    def offline(self):
+        raise requests.exceptions.ConnectionError("Failed to resolve 'huggingface.co'")
+
+    monkeypatch.setattr(Collection, "topics", offline)
+    monkeypatch.chdir(tmp_path)
+    err = _one_line_error(["evaluate", "irds:nano-beir/scifact"], capsys)
+    assert err == (
+        "compverify evaluate: error: cannot download irds:nano-beir/scifact (ConnectionError); without a network, "
+        "point compverify at a local copy with --data-dir DIR or the COMPVERIFY_DATA variable (NanoBEIR: "
+        "DIR/nanobeir/Nano<Name>/{corpus,queries,qrels}/...)"
+    )
+
+
 def test_d13_tsv_quotes_are_ordinary_characters_and_do_not_merge_rows(tmp_path):
     from pyterrier_compverify.training import load_triplets
 

@@ -93,6 +93,21 @@ def test_refuse_overwrite_stops_on_either_file_of_the_pair_however_the_stem_is_w
         refuse_overwrite(tmp_path / "run", overwrite=False)
 
 
+def test_an_output_folder_that_cannot_be_made_is_refused_before_any_work(tmp_path, capsys):
+    from pyterrier_compverify.cli import main
+    from pyterrier_compverify.reporting import refuse_overwrite
+
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(NotADirectoryError, match=r"cannot write results under .*afile/sub: .*afile is a file"):
+        refuse_overwrite(tmp_path / "afile" / "sub" / "run", overwrite=False)
+    refuse_overwrite(tmp_path / "new" / "deeper" / "run", overwrite=False)  # folders that can be made: no stop
+    assert not (tmp_path / "new").exists()  # and nothing made by the check
+    with pytest.raises(SystemExit):  # the command: one line, before the scorers load or the triplets are read
+        main(["nearmiss", "--scorers", "jaccard", "--limit", "2", "--out", str(tmp_path / "afile" / "nm")])
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("compverify nearmiss: error: cannot write results under") and "\n" not in err
+
+
 # Every script that writes committed results, with arguments whose default --out is committed: each must stop before
 # any work (the guard runs before data or models load, so a refusal takes well under a second of the script's time).
 GUARDED = [
