@@ -46,8 +46,9 @@ class TokenReranker(pt.Transformer):
 
     ``head`` is a registered head name (``"F1"``, ``"Pooled"``, ...; see ``scoring.HEADS``) or a module;
     ``device`` is where maps and the head run (default: the encoder's device). ``dtype`` ``"float32"`` (default)
-    scores exactly; ``"bfloat16"`` multiplies the map in reduced precision and runs the head in bf16 (several times
-    faster on CPUs with bf16 units; ``scoring.pairs.score_packed``; a conditional penalty's verifier, which sees
+    scores exactly; ``"bfloat16"`` multiplies the map of store rows in reduced precision and runs the head in bf16
+    (several times faster on CPUs with bf16 units; ``scoring.pairs.score_packed``; from text, without a store, the
+    map stays float32 and only the head runs in bf16; a conditional penalty's verifier, which sees
     only the few candidates whose gate is open, stays float32); a store built with ``codec="bf16"`` then
     serves its rows to the product as stored. ``"int8"`` reads the rows of a store built with ``codec="int8"`` as
     stored and multiplies them by the query quantised per token in integer arithmetic (``scoring.int8_rows``; the
@@ -377,6 +378,10 @@ class SoftAlign(TokenReranker):
         self.lam, self.tau = lam, tau
         encoder = encoder if encoder is not None else TokenEncoder(device=kwargs.get("device"))
         super().__init__(encoder, head=build_head("F2", lam=lam, tau=tau), **kwargs)
+
+    def __repr__(self) -> str:  # the options, where not the defaults: pt.Experiment names systems by repr
+        options = "".join(f", {k}={v}" for k, v in (("lam", self.lam), ("tau", self.tau)) if v != 0.1)
+        return super().__repr__()[:-1] + options + ")"
 
 
 class PooledCosine(TokenReranker):

@@ -75,3 +75,5 @@ def test_a_saved_weight_free_head_serves_with_its_saved_options(tiny_encoder, tm
     assert isinstance(reranker, cv.SoftAlign) and (reranker.lam, reranker.tau) == (0.3, 0.05)
     assert reranker == cv.SoftAlign(tiny_encoder, lam=0.3, tau=0.05)
     assert saved.reranker(encoder=tiny_encoder, lam=0.2).lam == 0.2  # an option given to reranker() wins
+    # pt.Experiment names systems by repr: two settings, two names
+    assert repr(reranker).endswith(", lam=0.3, tau=0.05)") and "lam" not in repr(cv.SoftAlign(tiny_encoder))
