@@ -92,13 +92,14 @@ def test_cached_training_learns_and_resumes(tmp_path, tiny_model_dir, mode):
 
     config = VerifierTrainingConfig(head="F4", mode=mode, steps=4, batch_size=4, save_steps=2, logging_steps=1)
     encoder = TokenEncoder(tiny_model_dir, max_length=16, device="cpu")
-    before = encoder.fingerprint
+    before, grads = encoder.fingerprint, [p.requires_grad for p in encoder.model.parameters()]
     verifier, log = train_verifier(ROWS, tmp_path / "v", encoder=encoder, config=config, verbose=False)
     assert len(log) == 4 and all(torch.isfinite(torch.tensor(e["loss"])) for e in log)
     assert verifier.meta["fine_tuned_encoder"] == (mode == "last-layer")
     assert (verifier.meta["encoder"]["fingerprint"] != before) == (mode == "last-layer")
     assert (verifier.path / "encoder-delta.safetensors").is_file() == (mode == "last-layer")  # 1 of 2 layers
-    assert not any(p.requires_grad for p in encoder.model.parameters())
+    assert [p.requires_grad for p in encoder.model.parameters()] == grads  # the caller's encoder as it was
+    assert encoder.fingerprint == before  # a last-layer run tuned a copy
     # the frozen cached path gives the loss of the re-encoding path at step 1 (same head init, same batch)
     if mode == "frozen":
         slow = VerifierTrainingConfig(**{**config.__dict__, "cache_states": False, "steps": 1})

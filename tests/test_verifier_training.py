@@ -52,6 +52,27 @@ def test_end_to_end_moves_the_encoder_and_ships_it(tmp_path, tiny_model_dir):
     with pytest.raises(ValueError, match="fingerprint"):
         verifier.load_encoder(encoder=TokenEncoder(tiny_model_dir, max_length=16, device="cpu"))
     assert reloaded.max_length == 16 and verifier.load_encoder(device="cpu", max_length=24).max_length == 24
+    # the caller's encoder is not tuned in place: a second run (here another seed) starts from the same weights
+    assert encoder.fingerprint == fingerprint
+    second, _ = train_verifier(
+        ROWS, tmp_path / "e2e-2", encoder=encoder, config=config(mode="end-to-end", steps=3, seed=8), verbose=False
+    )
+    assert encoder.fingerprint == fingerprint and second.meta["encoder"]["fingerprint"] != fingerprint
+
+
+def test_a_frozen_encoder_runs_without_dropout_while_the_head_trains(tiny_encoder):
+    """Uncached frozen training: the Trainer's model.train() switched the encoder's dropout on, so the head learnt
+    from noisy states that serving never gives."""
+    from pyterrier_compverify.scoring import build_head
+    from pyterrier_compverify.training.verifier import EncoderStates, VerifierModel
+
+    model = VerifierModel(EncoderStates(tiny_encoder, train=False), build_head("F1", dim=tiny_encoder.dim))
+    model.train()
+    assert model.head.training and not tiny_encoder.model.training
+    trained = VerifierModel(EncoderStates(tiny_encoder, train=True), build_head("F1", dim=tiny_encoder.dim))
+    trained.train()
+    assert tiny_encoder.model.training  # end-to-end: the encoder's own dropout applies
+    trained.eval()
 
 
 def test_nearmiss_scores_a_fine_tuned_verifier_at_the_length_asked_for(tmp_path, tiny_model_dir):

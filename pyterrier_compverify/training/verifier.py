@@ -12,6 +12,7 @@ whole encoder learns, at its own learning rate.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from dataclasses import asdict
@@ -39,6 +40,14 @@ class EncoderStates(nn.Module):
         self.st, self.train_encoder = encoder.model, train
         for p in self.st.parameters():
             p.requires_grad_(train)
+
+    def train(self, mode: bool = True):
+        """A frozen encoder stays in eval mode (no dropout) when the Trainer switches the model to training: the
+        head then learns from the states it is served."""
+        super().train(mode)
+        if not self.train_encoder:
+            self.st.eval()
+        return self
 
     def forward(self, features: dict) -> tuple[torch.Tensor, torch.Tensor]:
         with torch.set_grad_enabled(self.train_encoder and torch.is_grad_enabled()):
@@ -147,11 +156,12 @@ def train_verifier(
     cache_texts: list[str] | None = None,
     overwrite: bool = False,
 ):
-    """Train a verifier head (and, end-to-end, the encoder) and save it as a :class:`~.Verifier` artifact in
-    ``output_dir`` (checkpoints under ``output_dir/checkpoints``; an interrupted run resumes from the last one).
-    ``cache_texts``: cache the states of these texts (a superset of the rows' texts) so runs over different rows
-    of one pool share one cache. A folder holding another run (other rows, config or encoder: see
-    ``compverify_run.json``) is refused unless ``overwrite``; the same run resumes or loads its finished model.
+    """Train a verifier head (and, end-to-end, a copy of the encoder: ``encoder`` itself is not changed) and save it
+    as a :class:`~.Verifier` artifact in ``output_dir`` (checkpoints under ``output_dir/checkpoints``; an
+    interrupted run resumes from the last one). ``cache_texts``: cache the states of these texts (a superset of
+    the rows' texts) so runs over different rows of one pool share one cache. A folder holding another run
+    (other rows, config or encoder: see ``compverify_run.json``) is refused unless ``overwrite``; the same run
+    resumes or loads its finished model.
 
     Returns the saved :class:`pyterrier_compverify.Verifier` and the training log (list of dicts).
     """
@@ -164,7 +174,9 @@ def train_verifier(
     if len(frame) < config.batch_size:
         raise ValueError(f"{len(frame)} training rows cannot fill one batch of {config.batch_size}: add rows")
     encoder = encoder or TokenEncoder()
-    output_dir = Path(output_dir)
+    if config.mode != "frozen":  # the tuned weights go to the artifact; the caller's encoder stays as it was
+        encoder = copy.deepcopy(encoder)  # (a seed sweep over one encoder object chained its runs)
+    output_dir = Path(output_dir).expanduser()
     checkpoints = output_dir / "checkpoints"
     record = _config_record(config)
     fingerprint = run_fingerprint(
@@ -177,6 +189,7 @@ def train_verifier(
     head_config = {"dim": encoder.dim, **config.head_config}
     head = build_head(config.head, **head_config)
     dropouts = {m: m.p for m in encoder.model.modules() if isinstance(m, nn.Dropout)}
+    requires_grad = [p.requires_grad for p in encoder.model.parameters()]
     source, text_ids = _state_source(encoder, frame, config, output_dir, verbose, cache_texts)
     model = VerifierModel(source, head, temperature=config.temperature, compile=config.compile)
     args = training_arguments(
@@ -200,14 +213,17 @@ def train_verifier(
     )
     try:
         run_training(trainer, checkpoints, resume=resume, verbose=verbose)
-    finally:  # the caller's encoder gets its own dropout back (training may have set it)
+    finally:  # the encoder gets its own dropout back (training may have set it), and a frozen one its flags
         for module, p in dropouts.items():
             module.p = p
+        if config.mode == "frozen":  # the caller's encoder itself
+            for p, flag in zip(encoder.model.parameters(), requires_grad):
+                p.requires_grad_(flag)
     model.eval()
     fine_tuned = config.mode != "frozen"
-    for p in encoder.model.parameters():
-        p.requires_grad_(False)
-    if fine_tuned:
+    if fine_tuned:  # the tuned copy
+        for p in encoder.model.parameters():
+            p.requires_grad_(False)
         encoder.weights_changed()
     log = [entry for entry in trainer.state.log_history if "loss" in entry]
     verifier = Verifier.save(
