@@ -65,6 +65,16 @@ def hub_offline() -> str | None:
     return f"{name}={value}" if value.upper() in ENV_VARS_TRUE_VALUES else None
 
 
+def weights_fingerprint(state: dict) -> str:
+    """sha256 (first 16 hex digits) of every tensor's name, shape and values in ``state``, in name order."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(state.items()):
+        digest.update(name.encode())
+        digest.update(str(tuple(tensor.shape)).encode())
+        digest.update(tensor.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()[:16]
+
+
 @contextlib.contextmanager
 def weight_loading_bar(shown: bool) -> Iterator[None]:
     """transformers' "Loading weights" progress bar, shown only when ``shown`` (a verbose encoder). Only that bar:
@@ -312,12 +322,7 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
     @cached_property
     def fingerprint(self) -> str:
         """sha256 (first 16 hex digits) of every parameter's name, shape and values, in name order."""
-        digest = hashlib.sha256()
-        for name, tensor in sorted(self.model.state_dict().items()):
-            digest.update(name.encode())
-            digest.update(str(tuple(tensor.shape)).encode())
-            digest.update(tensor.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
-        return digest.hexdigest()[:16]
+        return weights_fingerprint(self.model.state_dict())
 
     def weights_changed(self) -> None:
         """Call after training the model in place: the fingerprint is computed afresh on next use."""

@@ -52,3 +52,41 @@ def test_same_interpolation_is_reused_another_is_refused(tiny_model_dir, shifted
     interpolate_encoders(shifted_model, tmp_path / "m", 0.3, base=tiny_model_dir, overwrite=True)
     with pytest.raises(ValueError, match="alpha"):
         interpolate_encoders(shifted_model, tmp_path / "x", 1.5, base=tiny_model_dir)
+
+
+def test_a_save_killed_during_overwrite_is_not_taken_for_the_old_interpolation(
+    tiny_model_dir, shifted_model, tmp_path, monkeypatch
+):
+    """The old record stayed beside the new weights until the save finished: a kill between the two left alpha
+    0.9's weights under alpha 0.1's record, and the next call with alpha 0.1 returned them as done."""
+    from sentence_transformers import SentenceTransformer
+
+    out = interpolate_encoders(shifted_model, tmp_path / "m", 0.1, base=tiny_model_dir)
+    real_save = SentenceTransformer.save
+
+    def killed(self, path, *args, **kwargs):
+        real_save(self, path, *args, **kwargs)
+        raise KeyboardInterrupt  # after the weights, before the record
+
+    monkeypatch.setattr(SentenceTransformer, "save", killed)
+    with pytest.raises(KeyboardInterrupt):
+        interpolate_encoders(shifted_model, out, 0.9, base=tiny_model_dir, overwrite=True)
+    monkeypatch.setattr(SentenceTransformer, "save", real_save)
+    again = interpolate_encoders(shifted_model, out, 0.1, base=tiny_model_dir)  # rebuilt, not reused
+    base, tuned, mixed = state(tiny_model_dir), state(shifted_model), state(str(again))
+    name = next(k for k, v in mixed.items() if v.is_floating_point())
+    assert torch.allclose(mixed[name], 0.9 * base[name] + 0.1 * tuned[name], atol=1e-6)
+
+
+def test_a_fine_tuned_model_retrained_at_the_same_path_is_another_interpolation(tiny_model_dir, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    tuned = tmp_path / "tuned"
+    SentenceTransformer(tiny_model_dir, device="cpu").save(str(tuned))
+    out = interpolate_encoders(str(tuned), tmp_path / "m", 0.5, base=tiny_model_dir)
+    model = SentenceTransformer(str(tuned), device="cpu")
+    with torch.no_grad():
+        next(model.parameters()).add_(1.0)
+    model.save(str(tuned))  # retrained in place
+    with pytest.raises(FileExistsError, match="another interpolation"):
+        interpolate_encoders(str(tuned), out, 0.5, base=tiny_model_dir)

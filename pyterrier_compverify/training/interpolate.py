@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from ..encoder import DEFAULT_MODEL, resolve_model_path, weight_loading_bar
+from ..encoder import DEFAULT_MODEL, resolve_model_path, weight_loading_bar, weights_fingerprint
 
 RECORD_FILE = "compverify_interpolation.json"
 
@@ -24,25 +24,29 @@ def interpolate_encoders(
 ) -> Path:
     """Save the sentence-transformers model ``(1 - alpha) * base + alpha * fine_tuned`` to ``output_dir`` and
     return that path (load it with ``cv.TokenEncoder(path)``). Integer buffers (position ids) are copied from the
-    fine-tuned model. A folder that already holds the same interpolation is reused; another one is refused
-    unless ``overwrite``."""
+    fine-tuned model. A folder that already holds the same interpolation (the same base, alpha and fine-tuned
+    weights) is reused; another one is refused unless ``overwrite``."""
     import torch
     from sentence_transformers import SentenceTransformer
 
     if not 0.0 <= alpha <= 1.0:
         raise ValueError(f"alpha must lie in [0, 1], got {alpha}")
-    output_dir = Path(output_dir)
+    output_dir = Path(output_dir).expanduser()
+    with weight_loading_bar(False):  # two quick loads: no bars
+        tuned = SentenceTransformer(resolve_model_path(str(fine_tuned)), device="cpu")
+    state = tuned.state_dict()
+    # the fine-tuned weights, not only their path: a model retrained at the same path is another interpolation
     record = {"base": str(base), "fine_tuned": str(fine_tuned), "alpha": float(alpha)}
+    record["fine_tuned_fingerprint"] = weights_fingerprint(state)
     record_file = output_dir / RECORD_FILE
     if record_file.exists():
         if json.loads(record_file.read_text()) == record:
             return output_dir
         if not overwrite:
             raise FileExistsError(f"{output_dir} holds another interpolation: {record_file.read_text()}")
-    with weight_loading_bar(False):  # two quick loads: no bars
-        tuned = SentenceTransformer(resolve_model_path(str(fine_tuned)), device="cpu")
+    record_file.unlink(missing_ok=True)  # first: a run killed while saving must not leave the old record on new weights
+    with weight_loading_bar(False):
         start = SentenceTransformer(resolve_model_path(str(base)), device="cpu").state_dict()
-    state = tuned.state_dict()
     if set(start) != set(state) or any(start[k].shape != state[k].shape for k in state):
         raise ValueError("the base and the fine-tuned model differ in parameter names or shapes")
     with torch.no_grad():
@@ -52,7 +56,7 @@ def interpolate_encoders(
         }
     tuned.load_state_dict(mixed)
     tuned.save(str(output_dir))
-    record_file.write_text(json.dumps(record))
+    record_file.write_text(json.dumps(record))  # last: the record says the weights are complete
     return output_dir
 
 
