@@ -22,7 +22,7 @@ class DemoCollection:
     name = "compverify-demo"
 
     def __init__(self, folder: str | Path):
-        self.folder = Path(folder)
+        self.folder = Path(folder).expanduser()
         self.folder.mkdir(parents=True, exist_ok=True)
         with open(self.folder / "docs.jsonl", "w", encoding="utf-8") as f:
             for doc in DEMO_DOCS:
@@ -76,7 +76,7 @@ def run_demo(
     if folder is None:
         with tempfile.TemporaryDirectory(prefix="compverify-demo-") as tmp:
             return _run_demo(model, Path(tmp), device, verbose, where="")
-    return _run_demo(model, Path(folder), device, verbose, where=f", in {folder}")
+    return _run_demo(model, Path(folder).expanduser(), device, verbose, where=f", in {folder}")
 
 
 def _run_demo(model: str, folder: Path, device, verbose: bool, where: str) -> dict[str, pd.DataFrame]:

@@ -278,7 +278,8 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
 
         if max_length is not None and max_length < 2:
             raise ValueError(f"max_length must be at least 2 (special tokens), got {max_length}")
-        self.model_name = model_name_or_path
+        local = os.path.expanduser(model_name_or_path)  # a local folder is named by its absolute path: a verifier
+        self.model_name = os.path.abspath(local) if os.path.isdir(local) else model_name_or_path  # or store records it
         self.device = resolve_device(device)
         resolved = resolve_model_path(model_name_or_path)
         try:
@@ -360,7 +361,9 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
         Texts longer than ``max_length`` tokens are truncated.
         """
         texts = check_texts(texts, what)
-        batch_size = int(batch_size or self.batch_size)
+        batch_size = self.batch_size if batch_size is None else int(batch_size)
+        if batch_size < 1:  # a negative one left the result unfilled; 0 stood for the default without a word
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         verbose = self.verbose if verbose is None else verbose
         pooled = torch.empty((len(texts), self.dim), dtype=torch.float32)
         states: list[torch.Tensor | None] = [None] * len(texts)

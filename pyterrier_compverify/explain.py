@@ -101,12 +101,14 @@ class Explanation:
 def explain(reranker: TokenReranker, query: str, text: str) -> Explanation:
     """The :class:`Explanation` of ``reranker``'s score for ``text`` against ``query``.
 
-    Both texts are encoded by the reranker's encoder (a store is not read: the score is the one the reranker
-    gives from text); the map comes from ``scoring.simmap`` and the score from ``scoring.pairs``, the path
-    ``transform`` takes, so the explained score is the served one.
+    Both texts are encoded by the reranker's encoder, each on its own as ``transform`` encodes a one-row frame (a
+    store is not read: the score is the one the reranker gives from text); the map comes from ``scoring.simmap``
+    and the score from ``scoring.pairs``, the path ``transform`` takes, so the explained score is the one served
+    for this pair alone. In bf16 a text's states move slightly with the texts padded beside it, so the score of
+    the same pair within a larger frame can differ in the third decimal (fp32: the same).
     """
     encoder = reranker.encoder
-    states = encoder.encode([query, text], batch_size=2, what="text").token_states
+    states = [encoder.encode([t], what=what).token_states[0] for t, what in ((query, "query"), (text, "text"))]
     query_tokens, doc_tokens = (tokens_of(encoder, t) for t in (query, text))
     for tokens, state, what in ((query_tokens, states[0], "query"), (doc_tokens, states[1], "text")):
         if len(tokens) != state.shape[0]:

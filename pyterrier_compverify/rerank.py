@@ -91,8 +91,11 @@ class TokenReranker(pt.Transformer):
             if self.int8:
                 self.store.check_int8()
         self.text_field = text_field or self.encoder.text_field
-        self.batch_size = int(batch_size or self.encoder.batch_size)
+        self.batch_size = self.encoder.batch_size if batch_size is None else int(batch_size)
         self.score_batch_size = int(score_batch_size)
+        for name, value in (("batch_size", self.batch_size), ("score_batch_size", self.score_batch_size)):
+            if value < 1:  # a negative score_batch_size scored nothing and returned uninitialised scores
+                raise ValueError(f"{name} must be at least 1, got {value}")
         self.device = resolve_device(device) if device is not None else self.encoder.device
         warn_if_emulated(dtype, self.device)
         self.verbose = verbose

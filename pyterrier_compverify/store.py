@@ -68,7 +68,7 @@ class TokenStore(pt.Artifact):
     ARTIFACT_FORMAT = "fp16"
 
     def __init__(self, path: str | os.PathLike):
-        super().__init__(path)
+        super().__init__(Path(path).expanduser())  # "~/x.tokens" as the shell would read it
         self._meta: dict | None = None
 
     def __repr__(self) -> str:

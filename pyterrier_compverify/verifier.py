@@ -24,6 +24,7 @@ from .spec import EncoderSpec, IncompatibleEncoderError
 META_FILE = "pt_meta.json"
 HEAD_FILE = "head.safetensors"
 ENCODER_DIR = "encoder"
+TEMPORARY_PREFIX = ".verifier-"  # the folder a save writes in, inside the artifact
 RETRAIN = "retrain or download the verifier again"
 
 
@@ -40,6 +41,9 @@ class Verifier(pt.Artifact):
 
     ARTIFACT_TYPE = "verifier"
     ARTIFACT_FORMAT = "compverify"
+
+    def __init__(self, path: str | os.PathLike):
+        super().__init__(Path(path).expanduser())  # "~/verifier" as the shell would read it
 
     def __repr__(self) -> str:
         return f"Verifier({str(self.path)!r})"
@@ -77,41 +81,22 @@ class Verifier(pt.Artifact):
         """Write the artifact into ``path``, replacing an earlier one: the files are written in a temporary folder
         inside ``path`` (which may hold training checkpoints, so it is not swapped whole), then moved in one by one
         with ``pt_meta.json`` removed first and written last, so a crash leaves no verifier rather than a meta
-        naming missing files. A second save that reaches that step while this one is in it is refused
-        (``BuildBusyError``); saves one after the other replace each other.
+        naming missing files. The save holds the folder's build lock: a second save meanwhile is refused
+        (``BuildBusyError``), saves one after the other replace each other, and the temporary folders of saves that
+        were killed are removed.
 
         A ``fine_tuned`` encoder is stored as its changes against ``base`` (the encoder before tuning, loaded again
         by its name) where that is under half the parameters; else, or without ``base``, as a full copy."""
-        from safetensors.torch import save_file
-
-        path = Path(path)
+        path = Path(path).expanduser()
         path.mkdir(parents=True, exist_ok=True)  # the folder may hold training checkpoints
-        tmp = Path(tempfile.mkdtemp(prefix=".verifier-", dir=path))
-        try:
-            save_file({k: v.detach().cpu().contiguous() for k, v in head.state_dict().items()}, tmp / HEAD_FILE)
-            delta = fine_tuned and base is not None and write_delta(encoder, base, tmp)
-            if fine_tuned and not delta:
-                encoder.model.save(str(tmp / ENCODER_DIR))
-            meta = {
-                "type": cls.ARTIFACT_TYPE,
-                "format": cls.ARTIFACT_FORMAT,
-                "package_hint": "pyterrier-compverify",
-                "head": head_name,
-                "head_config": head_config or {"dim": encoder.dim},
-                "encoder": encoder.describe(),
-                "fine_tuned_encoder": fine_tuned,
-                **({"base_encoder": base.to_dict()} if delta else {}),
-                "training": training or {},
-            }
-            encoder_files = (
-                [tmp / DELTA_FILE] if delta else sorted(p for p in (tmp / ENCODER_DIR).rglob("*") if p.is_file())
-            )
-            files = [tmp / HEAD_FILE, *encoder_files]
-            meta["sha256"] = {p.relative_to(tmp).as_posix(): file_sha256(p) for p in files}
-            (tmp / META_FILE).write_text(json.dumps(meta, indent=2))
-            # the old meta goes first and the new one comes last: a crash in between leaves no verifier (the run
-            # folder's fingerprint then resumes or retrains), never a meta naming files that are not there
-            with build_lock(path):
+        with build_lock(path):  # the whole save: a second one meanwhile is refused, and leftovers are no one's
+            for left in path.glob(f"{TEMPORARY_PREFIX}*"):  # the temporary folders of saves that were killed
+                shutil.rmtree(left, ignore_errors=True)
+            tmp = Path(tempfile.mkdtemp(prefix=TEMPORARY_PREFIX, dir=path))
+            try:
+                cls._write(tmp, encoder, head, head_name, head_config, training, fine_tuned, base)
+                # the old meta goes first and the new one comes last: a crash in between leaves no verifier (the
+                # run folder's fingerprint then resumes or retrains), never a meta naming files that are not there
                 remove_path(path / META_FILE)
                 payload = [name for name in (HEAD_FILE, ENCODER_DIR, DELTA_FILE) if (tmp / name).exists()]
                 for name in payload:
@@ -120,9 +105,36 @@ class Verifier(pt.Artifact):
                 os.replace(tmp / META_FILE, path / META_FILE)
                 for name in {ENCODER_DIR, DELTA_FILE} - set(payload):  # an earlier artifact's other encoder form
                     remove_path(path / name)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
         return cls(path)
+
+    @classmethod
+    def _write(cls, tmp: Path, encoder, head, head_name, head_config, training, fine_tuned, base) -> None:
+        """The artifact's files in the folder ``tmp``: head, encoder (its delta or a full copy) and meta last."""
+        from safetensors.torch import save_file
+
+        save_file({k: v.detach().cpu().contiguous() for k, v in head.state_dict().items()}, tmp / HEAD_FILE)
+        delta = fine_tuned and base is not None and write_delta(encoder, base, tmp)
+        if fine_tuned and not delta:
+            encoder.model.save(str(tmp / ENCODER_DIR))
+        meta = {
+            "type": cls.ARTIFACT_TYPE,
+            "format": cls.ARTIFACT_FORMAT,
+            "package_hint": "pyterrier-compverify",
+            "head": head_name,
+            "head_config": head_config or {"dim": encoder.dim},
+            "encoder": encoder.describe(),
+            "fine_tuned_encoder": fine_tuned,
+            **({"base_encoder": base.to_dict()} if delta else {}),
+            "training": training or {},
+        }
+        encoder_files = (
+            [tmp / DELTA_FILE] if delta else sorted(p for p in (tmp / ENCODER_DIR).rglob("*") if p.is_file())
+        )
+        files = [tmp / HEAD_FILE, *encoder_files]
+        meta["sha256"] = {p.relative_to(tmp).as_posix(): file_sha256(p) for p in files}
+        (tmp / META_FILE).write_text(json.dumps(meta, indent=2))
 
     @property
     def default_penalty(self) -> dict | None:
@@ -342,7 +354,7 @@ class TrainedHeadReranker(TokenReranker):
     @classmethod
     def from_pretrained(cls, name_or_path: str, **kwargs):
         """A local artifact folder, or ``hf:org/repo`` / a Hugging Face repo id shared with ``Verifier.to_hf``."""
-        if os.path.isdir(name_or_path):
+        if os.path.isdir(os.path.expanduser(name_or_path)):
             return cls(Verifier(name_or_path), **kwargs)
         repo = name_or_path.removeprefix("hf:")
         looks_local = os.path.isabs(repo) or repo.startswith((".", "~")) or repo.count("/") != 1

@@ -178,6 +178,55 @@ def test_a_second_save_of_a_verifier_folder_meanwhile_is_refused_and_the_first_k
     assert [p.name for p in first.path.iterdir() if p.name.startswith(".")] == []  # its temporary folder is gone
 
 
+def test_a_save_removes_the_temporary_folders_of_saves_that_were_killed(tmp_path, tiny_encoder, monkeypatch):
+    from pyterrier_compverify import verifier as verifier_module
+    from pyterrier_compverify.scoring import build_head
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(verifier_module.shutil, "rmtree", lambda *a, **k: None)  # a kill: no cleanup runs
+    monkeypatch.setattr(verifier_module.Verifier, "_write", killed)
+    for _ in range(2):
+        with pytest.raises(KeyboardInterrupt):
+            cv.Verifier.save(tmp_path / "v", tiny_encoder, build_head("F4", dim=32), "F4")
+    assert len(list((tmp_path / "v").glob(".verifier-*"))) == 2  # each killed save left its folder
+    monkeypatch.undo()
+    saved = cv.Verifier.save(tmp_path / "v", tiny_encoder, build_head("F4", dim=32), "F4")
+    assert sorted(p.name for p in saved.path.iterdir()) == ["head.safetensors", "pt_meta.json"]
+
+
+def test_artifact_paths_under_home_are_expanded(tmp_path, tiny_encoder, monkeypatch):
+    """``~/v`` given in Python (or after "=" on a command line, where bash leaves it): a literal ./~ folder was
+    written, or the artifact was not found."""
+    from pyterrier_compverify.scoring import build_head
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    saved = cv.Verifier.save("~/v", tiny_encoder, build_head("F4", dim=32), "F4")
+    assert saved.path == tmp_path / "home" / "v" and not (tmp_path / "~").exists()
+    assert cv.Verifier("~/v").meta["head"] == "F4"
+    assert cv.TrainedHeadReranker.from_pretrained("~/v", encoder=tiny_encoder).verifier.path == saved.path
+    assert cv.TokenStore("~/s.tokens").path == tmp_path / "home" / "s.tokens"
+
+
+def test_an_encoder_from_a_relative_folder_is_recorded_by_its_absolute_path(tmp_path, tiny_model_dir, monkeypatch):
+    """A verifier trained over TokenEncoder("models/tiny") recorded "models/tiny" and could not be loaded from
+    any other working folder."""
+    import os
+    import shutil
+
+    from pyterrier_compverify.scoring import build_head
+
+    shutil.copytree(tiny_model_dir, tmp_path / "models" / "tiny")
+    monkeypatch.chdir(tmp_path)
+    encoder = cv.TokenEncoder(os.path.join("models", "tiny"), max_length=16, device="cpu")
+    assert encoder.model_name == str(tmp_path / "models" / "tiny")
+    saved = cv.Verifier.save(tmp_path / "v", encoder, build_head("F4", dim=32), "F4")
+    monkeypatch.chdir(tmp_path / "models")  # elsewhere: the recorded encoder still loads
+    assert saved.load_encoder(device="cpu").fingerprint == encoder.fingerprint
+
+
 def test_a_verifier_saves_into_the_current_folder(tmp_path, tiny_encoder, monkeypatch):
     from pyterrier_compverify.scoring import build_head
 

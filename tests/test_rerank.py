@@ -167,3 +167,15 @@ def test_query_tokens_of_a_rewritten_query_are_not_used(tiny_encoder):
     np.testing.assert_allclose(got["score"], fresh["score"], atol=1e-6)
     stale = MaxSim(tiny_encoder)(frame).sort_values("docno")  # the old query's scores differ: the check can fail
     assert not np.allclose(stale["score"], fresh["score"], atol=1e-3)
+
+
+def test_batch_sizes_below_one_are_refused(tiny_encoder):
+    """encode(batch_size=-1) returned its unfilled buffer and no states; score_batch_size=-1 uninitialised scores."""
+    with pytest.raises(ValueError, match="batch_size must be at least 1, got -1"):
+        tiny_encoder.encode(["a dog"], batch_size=-1)
+    with pytest.raises(ValueError, match="batch_size must be at least 1, got 0"):
+        tiny_encoder.encode(["a dog"], batch_size=0)
+    with pytest.raises(ValueError, match="score_batch_size must be at least 1, got -1"):
+        MaxSim(tiny_encoder, score_batch_size=-1)
+    with pytest.raises(ValueError, match="^batch_size must be at least 1, got 0"):
+        MaxSim(tiny_encoder, batch_size=0)

@@ -53,7 +53,7 @@ def train_encoder(
         columns.append("negative")
     if len(frame) < config.batch_size:
         raise ValueError(f"{len(frame)} training rows cannot fill one batch of {config.batch_size}: add rows")
-    output_dir = Path(output_dir)
+    output_dir = Path(output_dir).expanduser()
     checkpoints = output_dir / "checkpoints"
     record = {**asdict(config), "base_model": model}
     fingerprint = run_fingerprint(frame, columns, asdict(config), base_model=model)
