@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from functools import cache
 
 _WORD = re.compile(r"\w")
@@ -22,11 +23,13 @@ def _jieba():
 
 def index_term(word: str) -> str:
     """An ASCII word as it is (lower-cased); any other word as ``z`` + its UTF-8 bytes in hex, because PISA's
-    tokenizer drops CJK characters. One word stays one term, so BM25 statistics are those of the words.
+    tokenizer drops CJK characters. One word stays one term, so BM25 statistics are those of the words. Full-width
+    letters and digits, common in Chinese text, are read as the ASCII ones (Unicode NFKC), so "ＤＮＡ" meets "DNA".
 
-    >>> index_term("Dog"), index_term("小狗")
-    ('dog', 'ze5b08fe78b97')
+    >>> index_term("Dog"), index_term("小狗"), index_term("ＤＮＡ")
+    ('dog', 'ze5b08fe78b97', 'dna')
     """
+    word = unicodedata.normalize("NFKC", word)
     return word.lower() if word.isascii() else "z" + word.encode("utf-8").hex()
 
 
