@@ -30,6 +30,7 @@ setup(
         "numpy>=1.24",
         "npids>=0.1",
         "tabulate>=0.9",
+        "statsmodels>=0.13",  # multiple-test corrections (compverify evaluate --correction); pyterrier needs it too
         "accelerate>=0.26",
         "datasets>=2.14",
         "safetensors>=0.4",

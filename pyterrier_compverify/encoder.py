@@ -212,6 +212,18 @@ def check_dtype(dtype) -> str:
     return name
 
 
+def check_batch_size(value: int | None, default: int, name: str = "batch_size") -> int:
+    """``value`` as an int (``default`` when None), or a ValueError unless it is at least 1.
+
+    >>> check_batch_size(None, 32), check_batch_size(8, 32)
+    (32, 8)
+    """
+    value = default if value is None else int(value)
+    if value < 1:  # a negative one left encode's buffers unfilled; 0 stood for the default without a word
+        raise ValueError(f"{name} must be at least 1, got {value}")
+    return value
+
+
 def check_texts(texts: Sequence, what: str = "text") -> list[str]:
     """Return texts as a list of str; missing values (None/NaN) or non-strings raise a ValueError naming them.
     A single string is refused (it would be read as one text per character)."""
@@ -270,9 +282,7 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
         text_field: str = "text",
         dtype: str | None = None,
     ):
-        batch_size = DEFAULT_BATCH_SIZE if batch_size is None else int(batch_size)
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        batch_size = check_batch_size(batch_size, DEFAULT_BATCH_SIZE)
         super().__init__(batch_size=batch_size, text_field=text_field, verbose=verbose)
         from sentence_transformers import SentenceTransformer
 
@@ -361,9 +371,7 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
         Texts longer than ``max_length`` tokens are truncated.
         """
         texts = check_texts(texts, what)
-        batch_size = self.batch_size if batch_size is None else int(batch_size)
-        if batch_size < 1:  # a negative one left the result unfilled; 0 stood for the default without a word
-            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        batch_size = check_batch_size(batch_size, self.batch_size)
         verbose = self.verbose if verbose is None else verbose
         pooled = torch.empty((len(texts), self.dim), dtype=torch.float32)
         states: list[torch.Tensor | None] = [None] * len(texts)

@@ -20,8 +20,8 @@ _TEST_COLUMNS = (" +", " -", " p-value", " p-value corrected", " reject")  # pt.
 
 def summary_table(results: pd.DataFrame, measures: list[str] | None = None) -> pd.DataFrame:
     """Name and measures (default: every measure column, in the frame's order), a measure marked ``*`` where its
-    p-value against the baseline is below 0.05: the corrected p-value where ``pt.Experiment`` was given a
-    ``correction`` (its ``<measure> p-value corrected`` column), else the paired t-test's."""
+    p-value against the baseline is below 0.05: the corrected p-value where the frame has one (``<measure> p-value
+    corrected``, from :func:`with_correction`), else the paired t-test's."""
     if measures is None:
         measures = [c for c in results.columns[1:] if not c.endswith(_TEST_COLUMNS)]
     table = results[["name"]].copy()
@@ -157,9 +157,15 @@ def refuse_overwrite(stem: str | Path, overwrite: bool, error: type[BaseExceptio
     ``overwrite`` is not set: run it before any work, so that a committed result is never replaced by accident.
     Scripts stop with SystemExit; the package's functions raise FileExistsError (the CLI prints it in one line), whose
     message names both the argument and the command-line option. A folder that cannot hold them (a file on the
-    path, no write permission) is refused too, so that hours of work do not end at the write."""
+    path, no write permission) is refused too, so that hours of work do not end at the write: with ``error`` for a
+    script, else NotADirectoryError / PermissionError."""
     refuse_existing(result_files(stem), overwrite, error)
-    check_writable(Path(stem).parent)
+    try:
+        check_writable(Path(stem).parent)
+    except OSError as e:
+        if error is SystemExit:
+            raise SystemExit(str(e)) from None
+        raise
 
 
 def check_writable(folder: str | Path) -> None:

@@ -7,6 +7,7 @@ trained weights (``MapVerifier``, ``MapCNN``) are built from a ``Verifier`` arti
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import os
 
@@ -18,7 +19,7 @@ import torch
 from torch import nn
 
 from ._device import resolve_device
-from .encoder import COMPUTE_DTYPES, TokenEncoder, check_dtype, check_texts, warn_if_emulated
+from .encoder import COMPUTE_DTYPES, TokenEncoder, check_batch_size, check_dtype, check_texts, warn_if_emulated
 from .query_tokens import QueryTokens
 from .scoring import FixedHead, build_head, head_spec, pad_token_states, score_candidates, score_packed
 from .scoring.pairs import DeferredVerdicts, is_gated
@@ -28,9 +29,6 @@ from .store import TokenStore
 _DTYPE_NAMES = {torch.bfloat16: "bfloat16", torch.float32: "float32"}
 # a gated penalty read from a store verifies its open candidates once per frame, or when this many maps wait
 DEFERRED_MAPS = 2048
-
-
-PACKAGED_RERANKERS = ("MapVerifier", "MapCNN", "WeightedMaxSim")  # rerankers that load packaged weights
 
 
 class TokenReranker(pt.Transformer):
@@ -91,11 +89,8 @@ class TokenReranker(pt.Transformer):
             if self.int8:
                 self.store.check_int8()
         self.text_field = text_field or self.encoder.text_field
-        self.batch_size = self.encoder.batch_size if batch_size is None else int(batch_size)
-        self.score_batch_size = int(score_batch_size)
-        for name, value in (("batch_size", self.batch_size), ("score_batch_size", self.score_batch_size)):
-            if value < 1:  # a negative score_batch_size scored nothing and returned uninitialised scores
-                raise ValueError(f"{name} must be at least 1, got {value}")
+        self.batch_size = check_batch_size(batch_size, self.encoder.batch_size)
+        self.score_batch_size = check_batch_size(score_batch_size, 256, "score_batch_size")
         self.device = resolve_device(device) if device is not None else self.encoder.device
         warn_if_emulated(dtype, self.device)
         self.verbose = verbose
@@ -105,8 +100,13 @@ class TokenReranker(pt.Transformer):
         if isinstance(head, str) and head != self.HEAD and head_spec(head).learned:
             import warnings
 
-            served = head_spec(head).reranker
-            packaged = f"cv.{served}() (the packaged weights) or " if served in PACKAGED_RERANKERS else ""
+            from .verifier import default_verifier_path  # here: verifier imports this module
+
+            try:
+                default_verifier_path(head)
+                packaged = f"cv.{head_spec(head).reranker}() (the packaged weights) or "
+            except FileNotFoundError:  # no weights of this head ship with the package
+                packaged = ""
             warnings.warn(
                 f"head {head!r} has trained weights, and by name it is built untrained (random weights): use "
                 f"{packaged}cv.Verifier(path).reranker() for trained ones, or pass a module",
@@ -383,7 +383,10 @@ class SoftAlign(TokenReranker):
         super().__init__(encoder, head=build_head("F2", lam=lam, tau=tau), **kwargs)
 
     def __repr__(self) -> str:  # the options, where not the defaults: pt.Experiment names systems by repr
-        options = "".join(f", {k}={v}" for k, v in (("lam", self.lam), ("tau", self.tau)) if v != 0.1)
+        defaults = inspect.signature(SoftAlign.__init__).parameters
+        options = "".join(
+            f", {k}={getattr(self, k)}" for k in ("lam", "tau") if getattr(self, k) != defaults[k].default
+        )
         return super().__repr__()[:-1] + options + ")"
 
 

@@ -90,3 +90,19 @@ def test_a_fine_tuned_model_retrained_at_the_same_path_is_another_interpolation(
     model.save(str(tuned))  # retrained in place
     with pytest.raises(FileExistsError, match="another interpolation"):
         interpolate_encoders(str(tuned), out, 0.5, base=tiny_model_dir)
+
+
+def test_a_record_from_before_the_fingerprint_is_rebuilt_not_refused(tiny_model_dir, shifted_model, tmp_path):
+    import json
+
+    from pyterrier_compverify.training.interpolate import RECORD_FILE
+
+    out = interpolate_encoders(shifted_model, tmp_path / "m", 0.5, base=tiny_model_dir)
+    record = json.loads((out / RECORD_FILE).read_text())
+    del record["fine_tuned_fingerprint"]  # as written before it was kept
+    (out / RECORD_FILE).write_text(json.dumps(record))
+    assert interpolate_encoders(shifted_model, out, 0.5, base=tiny_model_dir) == out  # no overwrite asked for
+    assert "fine_tuned_fingerprint" in json.loads((out / RECORD_FILE).read_text())
+    with pytest.raises(FileExistsError, match="another interpolation"):  # another alpha is still refused
+        (out / RECORD_FILE).write_text(json.dumps(record))
+        interpolate_encoders(shifted_model, out, 0.3, base=tiny_model_dir)

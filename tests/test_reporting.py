@@ -34,7 +34,7 @@ def test_summary_table_marks_the_corrected_p_value_where_the_experiment_has_one(
     runs = [_run([(str(q), "rel" if q in hits else "other", 1.0) for q in range(12)]) for hits in found.values()]
     plain = pt.Experiment(runs, topics, qrels, [nDCG @ 10], names=list(found), baseline=0)
     holm = with_correction(plain, "holm")
-    assert plain["nDCG@10 p-value"].iloc[1:4].lt(0.05).all() and plain["nDCG@10 p-value"].iloc[4] != 0.0
+    assert plain["nDCG@10 p-value"].iloc[1:4].lt(0.05).all() and pd.isna(plain["nDCG@10 p-value"].iloc[4])
     assert summary_table(plain)["nDCG@10"].tolist() == ["0.0000", "0.5833*", "0.3333*", "0.3333*", "0.0000"]
     table = summary_table(holm)
     assert list(table.columns) == ["name", "nDCG@10"]  # the corrected column is not a measure
@@ -99,7 +99,9 @@ def test_an_output_folder_that_cannot_be_made_is_refused_before_any_work(tmp_pat
 
     (tmp_path / "afile").write_text("x")
     with pytest.raises(NotADirectoryError, match=r"cannot write results under .*afile/sub: .*afile is a file"):
-        refuse_overwrite(tmp_path / "afile" / "sub" / "run", overwrite=False)
+        refuse_overwrite(tmp_path / "afile" / "sub" / "run", overwrite=False, error=FileExistsError)  # the package
+    with pytest.raises(SystemExit, match=r"cannot write results under .*afile/sub: .*afile is a file"):
+        refuse_overwrite(tmp_path / "afile" / "sub" / "run", overwrite=False)  # a script: a message, no traceback
     refuse_overwrite(tmp_path / "new" / "deeper" / "run", overwrite=False)  # folders that can be made: no stop
     assert not (tmp_path / "new").exists()  # and nothing made by the check
     with pytest.raises(SystemExit):  # the command: one line, before the scorers load or the triplets are read

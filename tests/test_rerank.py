@@ -134,7 +134,9 @@ def test_query_tokens_from_the_first_stage_are_not_encoded_again(tiny_encoder, m
     np.testing.assert_allclose(got["score"], expected["score"], atol=1e-6)
     # states made by another encoder (another fingerprint) are not used: the reranker encodes the queries itself
     other = dataclasses.replace(tiny_encoder.spec, fingerprint="another")
-    foreign = frame.assign(query_toks=[QueryTokens(t.states.flip(0), other) for t in frame["query_toks"]])
+    foreign = frame.assign(  # the right text: only the spec can reject them
+        query_toks=[QueryTokens(t.states.flip(0), other, t.store, t.text) for t in frame["query_toks"]]
+    )
     calls.clear()
     again = MaxSim(tiny_encoder)(foreign).sort_values(["qid", "docno"])
     assert calls == ["query", "document"]
@@ -179,3 +181,8 @@ def test_batch_sizes_below_one_are_refused(tiny_encoder):
         MaxSim(tiny_encoder, score_batch_size=-1)
     with pytest.raises(ValueError, match="^batch_size must be at least 1, got 0"):
         MaxSim(tiny_encoder, batch_size=0)
+
+
+def test_a_store_indexer_refuses_a_batch_size_below_one(tiny_encoder, tmp_path):
+    with pytest.raises(ValueError, match="batch_size must be at least 1, got 0"):
+        TokenStore(tmp_path / "s.tokens").indexer(tiny_encoder, batch_size=0)

@@ -1,7 +1,8 @@
 """Near-miss triplets (anchor, positive, near-miss, category) from SugarCrepe and CondaQA, and the same
 benchmark as retrieval tasks: ``compverify/nearmiss/{sugarcrepe,condaqa}`` (query = positive, relevant document =
-anchor, the near-misses in the corpus) and the identity control ``compverify/nearmiss/{sugarcrepe,condaqa}/identity``
-(query = the anchor's own text, qid ``<id>/identity``, same corpus and relevant document)."""
+anchor with label 2, SugarCrepe's other captions of the image label 1, the near-misses in the corpus) and the
+identity control ``compverify/nearmiss/{sugarcrepe,condaqa}/identity`` (query = the anchor's own text, qid
+``<id>/identity``, same corpus and labels)."""
 
 from __future__ import annotations
 

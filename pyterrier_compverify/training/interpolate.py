@@ -40,9 +40,12 @@ def interpolate_encoders(
     record["fine_tuned_fingerprint"] = weights_fingerprint(state)
     record_file = output_dir / RECORD_FILE
     if record_file.exists():
-        if json.loads(record_file.read_text()) == record:
+        held = json.loads(record_file.read_text())
+        if held == record:
             return output_dir
-        if not overwrite:
+        # a record from before the fingerprint was kept cannot vouch for the weights: rebuilt, not refused
+        unvouched = "fine_tuned_fingerprint" not in held and held == {k: record[k] for k in held if k in record}
+        if not overwrite and not unvouched:
             raise FileExistsError(f"{output_dir} holds another interpolation: {record_file.read_text()}")
     record_file.unlink(missing_ok=True)  # first: a run killed while saving must not leave the old record on new weights
     with weight_loading_bar(False):
