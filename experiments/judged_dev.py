@@ -1,0 +1,201 @@
+"""Issue 18: a judged Flickr8k dev sample for choosing a signal's weight beside the packaged fusion.
+
+``dev:flickr8k`` (``capretrieval_best.py``) judges a query's relevant captions by image: the five captions of the
+image the query was made from. Another image's caption that meets the query is judged 0, so every signal that
+ranks such captions higher loses on that dev (SPLADE, the WordNet category signal, feedback), while CapRetrieval
+judges a passage by what it says. This study judges by what a caption says, with a reader who did not write the
+pipeline or the signal:
+
+- ``sample``: ``--queries`` dev queries drawn at random (``--seed``); for each weight of ``signal_study.WEIGHTS``
+  the packaged fusion plus ``--signal`` at that weight ranks the query's depth-300 pool (from the signal study's
+  ``--cache``), and the union of the top 10s is written as numbered (query, caption) pairs in a shuffled order
+  that names no system (``sample.md``, ``key.json``) beside the reader's criteria (``criteria.md``).
+- ``summarise``: the reader's ``reading.md`` (``| number | label | note |``, label 1 or 0; several readers' tables
+  put one after the other) gives the judged qrels; nDCG@10 of each weight over the queries with a relevant pair,
+  and the weight chosen by ``signal_study``'s rule with the judged sample in place of ``dev:flickr8k`` (the best
+  judged nDCG@10 among the weights whose ``dev:scifact-train`` stays within ``MARGIN`` of ``(dense | BM25) >>
+  MaxSim``). With ``--test`` the chosen weight is read on the test collections (``signal_study.test_table``).
+
+Made after ``wordnet_signal.py``'s diagnostic (test nDCG@10 at every weight, read after its dev chose 0) had been
+seen, so a weight chosen here is not blind to test; the results say so.
+
+    python experiments/judged_dev.py sample --signal wordnet --cache runs/wordnet-features.pkl
+    (a reader writes experiments/results/judged-dev/reading.md from criteria.md and sample.md)
+    python experiments/judged_dev.py summarise --signal wordnet --cache runs/wordnet-features.pkl [--test]
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import time
+from pathlib import Path
+
+import ir_measures
+import numpy as np
+import pandas as pd
+import signal_study
+import weighted_fusion as wf
+from capretrieval_best import task
+from dev_rule import MARGIN
+from ir_measures import nDCG
+from readings import keyed_reading, labelled_rows, reading_study
+from scipy.stats import ttest_rel
+
+from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, FUSION_WEIGHTS
+from pyterrier_compverify.reporting import write_table
+
+OUT = Path(__file__).parent / "results" / "judged-dev"
+DEV = "dev:flickr8k"
+CRITERIA = """# Relevance criteria: does this caption meet the search query?
+
+Each row is a search query and the caption of a photo. Label **1** when a photo that this caption describes is a
+good result for the query: everything the query asks for (each object, person, animal, attribute, number, action,
+place or relation in it) is stated in the caption or follows from it, by a synonym or another form of the word
+(bike / bicycle, kids / children, runs / running), by membership of a category (a poodle is a dog, a dog is an
+animal, a tulip is a flower, soccer is a sport), or by a detail that makes it plain (a caption about a wedding
+dress meets "bride"). Label **0** when anything the query asks for is missing, contradicted or only possible: "a
+man in a shirt" does not meet "a man in a red shirt", "a dog" does not meet "two dogs", "a dog near water" does not
+meet "a dog swimming". Judge what the caption says, not what the photo might also show. A query written as a full
+sentence is met only when the caption describes the same kind of scene with every element of the query, in other
+words if need be.
+
+Write a markdown table with one row per numbered pair of your range, in order:
+
+| number | label | note |
+|---|---|---|
+| 1 | 1 | |
+| 2 | 0 | "red" missing |
+
+The note is optional (a few words where the label was a close call).
+"""
+
+
+def fusion_weights() -> dict:
+    return {"wmaxsim s42" if k == "wmaxsim" else k: v for k, v in FUSION_WEIGHTS.items()}
+
+
+def load_dev(cache: str) -> dict:
+    """The signal study's cached features (``signal_study.study``'s ``--cache``): task -> (frame, qrels, vectors)."""
+    return pickle.loads(Path(cache).read_bytes())
+
+
+def top10s(frame: pd.DataFrame, vectors: np.ndarray, signal: str) -> dict[float, pd.DataFrame]:
+    """Weight -> the top-10 rows (``wf.top10``) of the fusion with ``signal`` at that weight, depth 300."""
+    depth = max(signal_study.DEPTHS)
+    return {
+        w: wf.top10(wf.ranking(frame, vectors, depth=depth, **{**fusion_weights(), signal: w}))
+        for w in signal_study.WEIGHTS
+    }
+
+
+def sample(args) -> None:
+    data = load_dev(args.cache)
+    frame, _, vectors = data[DEV]
+    qids = sorted(frame["qid"].unique())
+    chosen = set(np.random.default_rng(args.seed).choice(qids, size=args.queries, replace=False))
+    frame = frame[frame["qid"].isin(chosen)]
+    pairs = pd.concat(list(top10s(frame, vectors, args.signal).values()))[["qid", "docno"]].drop_duplicates()
+    collection, _, _ = task(DEV, Path(DEFAULT_INDEX_DIR))
+    wanted = set(pairs["docno"])
+    captions = {d["docno"]: d["text"] for d in collection.corpus_iter() if d["docno"] in wanted}
+    queries = frame.drop_duplicates("qid").set_index("qid")["query"]
+    pairs = pairs.sample(frac=1.0, random_state=args.seed).reset_index(drop=True)  # no system's order shows
+    pairs["number"] = np.arange(1, len(pairs) + 1)
+    folder = Path(args.out)
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = ["| number | query | caption |", "|---|---|---|"]
+    rows += [f"| {n} | {queries[q]} | {captions[d]} |" for n, q, d in pairs[["number", "qid", "docno"]].values]
+    (folder / "sample.md").write_text(f"# {len(pairs)} pairs of {args.queries} queries\n\n" + "\n".join(rows) + "\n")
+    (folder / "criteria.md").write_text(CRITERIA)
+    key = {
+        "signal": args.signal,
+        "seed": args.seed,
+        "queries": sorted(chosen),
+        "weights": list(signal_study.WEIGHTS),
+        "key": pairs[["number", "qid", "docno"]].to_dict("records"),
+    }
+    (folder / "key.json").write_text(json.dumps(key, indent=1))
+    print(f"{len(pairs)} pairs of {args.queries} queries -> {folder / 'sample.md'}")
+
+
+def per_query(run: pd.DataFrame, qrels: pd.DataFrame) -> dict[str, float]:
+    run = run[["qid", "docno", "score"]].rename(columns=wf.TREC)
+    return {m.query_id: m.value for m in ir_measures.iter_calc([nDCG @ 10], qrels, run)}
+
+
+def summarise(args) -> None:
+    started = time.time()
+    folder = Path(args.out)
+    read = labelled_rows(folder / "reading.md", {"label": ("1", "0")})
+    meta, judged = keyed_reading(folder, read)
+    judged["label"] = judged["label"].astype(int)
+    qrels = judged[["qid", "docno", "label"]].rename(columns=wf.TREC)
+    met = sorted(set(judged.loc[judged["label"] > 0, "qid"]))  # queries with a relevant pair
+    data = load_dev(args.cache)
+    frame, image_qrels, vectors = data[DEV]
+    frame = frame[frame["qid"].isin(met)]
+    runs = top10s(frame, vectors, meta["signal"])
+    image_qrels = image_qrels[image_qrels["qid"].isin(met)]
+    scifact, scifact_qrels, scifact_vectors = data["dev:scifact-train"]
+    floor = wf.ndcg(wf.at_depth(scifact, 100), scifact_qrels, {"maxsim": 1.0}) - MARGIN
+    depth = max(signal_study.DEPTHS)
+    rows, scores = [], {}
+    for weight, run in runs.items():
+        scores[weight] = per_query(run, qrels)
+        setting = {**fusion_weights(), meta["signal"]: weight}
+        rows.append(
+            {
+                meta["signal"]: weight,
+                "judged dev nDCG@10": np.mean([scores[weight].get(q, 0.0) for q in met]),
+                "image-label dev nDCG@10 (same queries)": wf.ndcg(run, image_qrels),
+                "dev:scifact-train": wf.ndcg(
+                    wf.ranking(scifact, scifact_vectors, depth=depth, **setting), scifact_qrels
+                ),
+            }
+        )
+    table = pd.DataFrame(rows)
+    allowed = table[table["dev:scifact-train"] >= floor]
+    best = allowed["judged dev nDCG@10"].max()
+    chosen = float(allowed.loc[allowed["judged dev nDCG@10"] >= best - 1e-12, meta["signal"]].min())
+    base, new = scores[0.0], scores[chosen]
+    up = sum(new.get(q, 0) > base.get(q, 0) for q in met)
+    down = sum(new.get(q, 0) < base.get(q, 0) for q in met)
+    p = float(ttest_rel([new.get(q, 0) for q in met], [base.get(q, 0) for q in met]).pvalue) if chosen else float("nan")
+    relevant = int((judged["label"] > 0).sum())
+    lines = [
+        f"Reader's labels: {len(judged)} pairs of {len(meta['queries'])} queries (seed {meta['seed']}), {relevant} "
+        f"judged relevant; {len(met)} queries have a relevant pair and are scored. Signal: {meta['signal']}; "
+        f"fusion {FUSION_WEIGHTS} (the packaged seed-42 F1w head), depth {depth}. dev:scifact-train floor "
+        f"{floor:.4f}.",
+        "",
+        table.round(4).to_markdown(index=False),
+        "",
+        f"Chosen: {meta['signal']} {chosen} (judged dev {up} queries up / {down} down against weight 0, paired t-test "
+        f"p = {p:.3g}). This sample was made after the signal's test diagnostic had been read, so the choice is "
+        "not blind to test.",
+    ]
+    if args.test:
+        lines += ["", "## Test nDCG@10 (the weight chosen here)", "",
+                  signal_study.test_table(data, fusion_weights(), meta["signal"], chosen).round(4).to_markdown(
+                      index=False)]  # fmt: skip
+    markdown = "\n".join(lines) + "\n"
+    title = f"Judged Flickr8k dev sample: {meta['signal']} beside the packaged fusion (issue 18)"
+    write_table(table.round(4), folder / "summary", title, None, time.time() - started, markdown=markdown)
+    print(markdown)
+
+
+def options(parser) -> None:
+    parser.add_argument("--signal", default="wordnet", help="the signal column of the study's cache")
+    parser.add_argument("--cache", default="runs/wordnet-features.pkl", help="the signal study's --cache")
+    parser.add_argument("--queries", type=int, default=60)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--test", action="store_true", help="summarise: read the chosen weight on test")
+
+
+def main() -> None:
+    reading_study(__doc__, OUT, sample, summarise, options)
+
+
+if __name__ == "__main__":
+    main()
