@@ -130,13 +130,13 @@ def summarise(args) -> None:
     read = labelled_rows(folder / "reading.md", {"label": ("1", "0")})
     meta, judged = keyed_reading(folder, read)
     judged["label"] = judged["label"].astype(int)
-    qrels = judged[["qid", "docno", "label"]].rename(columns=wf.TREC)
+    qrels = judged[["qid", "docno", "label"]].rename(columns={**wf.TREC, "label": "relevance"})
     met = sorted(set(judged.loc[judged["label"] > 0, "qid"]))  # queries with a relevant pair
     data = load_dev(args.cache)
     frame, image_qrels, vectors = data[DEV]
     frame = frame[frame["qid"].isin(met)]
     runs = top10s(frame, vectors, meta["signal"])
-    image_qrels = image_qrels[image_qrels["qid"].isin(met)]
+    image_qrels = image_qrels[image_qrels["query_id"].isin(met)]  # the cache keeps ir_measures' columns
     scifact, scifact_qrels, scifact_vectors = data["dev:scifact-train"]
     floor = wf.ndcg(wf.at_depth(scifact, 100), scifact_qrels, {"maxsim": 1.0}) - MARGIN
     depth = max(signal_study.DEPTHS)
