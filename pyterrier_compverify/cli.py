@@ -36,6 +36,7 @@ USER_ERRORS = (
     NotADirectoryError,
     IsADirectoryError,
     PermissionError,
+    ConnectionError,  # an LLM endpoint that does not answer: the message names it
 )
 DEBUG_HELP = "show the full traceback of an error"
 DESCRIPTION = (

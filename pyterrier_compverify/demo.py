@@ -50,7 +50,14 @@ NEAR_MISS_KINDS = ("negation", "binding", "spatial")
 
 
 def near_miss_view(run: pd.DataFrame, collection: DemoCollection) -> pd.DataFrame:
-    """Per query: rank (1-based) of the relevant document and the near-miss kinds ranked above it."""
+    """Per query: rank (1-based) of the relevant document and the near-miss kinds scored above it, by score: a
+    document with the same score is "tied" (the evaluator breaks ties its own way, not by the run's ranks).
+
+    >>> run = pd.DataFrame({"qid": "q1", "docno": ["d1-rel", "d1-bind", "d1-spat"], "score": [4.6, 4.6, 4.7],
+    ...                     "rank": [0, 1, 2]})
+    >>> near_miss_view(run, DemoCollection.__new__(DemoCollection)).iloc[0].tolist()[:3]
+    ['q1', '2 (tied with 1)', 'spatial; tied: binding']
+    """
     kinds = collection.kinds()
     run = run.assign(kind=run["docno"].map(kinds)).sort_values(["qid", "rank"])
     rows = []
@@ -58,10 +65,16 @@ def near_miss_view(run: pd.DataFrame, collection: DemoCollection) -> pd.DataFram
         res = run[run["qid"] == qid]
         relevant = res[res["kind"] == "relevant"]
         if len(relevant):
-            rank = int(relevant["rank"].iloc[0])
-            above = res[res["kind"].isin(NEAR_MISS_KINDS) & (res["rank"] < rank)]
+            score = relevant["score"].iloc[0]
+            better, tied = res[res["score"] > score], res[(res["score"] == score) & (res["kind"] != "relevant")]
+            above = ", ".join(better.loc[better["kind"].isin(NEAR_MISS_KINDS), "kind"]) or "-"
+            level = ", ".join(tied.loc[tied["kind"].isin(NEAR_MISS_KINDS), "kind"])
             rows.append(
-                {"qid": qid, "relevant at": str(rank + 1), "near-misses above": ", ".join(above["kind"]) or "-"}
+                {
+                    "qid": qid,
+                    "relevant at": f"{len(better) + 1}" + (f" (tied with {len(tied)})" if len(tied) else ""),
+                    "near-misses above": above + (f"; tied: {level}" if level else ""),
+                }
             )
         else:
             rows.append({"qid": qid, "relevant at": "not retrieved", "near-misses above": "-"})

@@ -114,6 +114,38 @@ class MaxLengthError(ValueError):
     """A max_length beyond the positions the model has."""
 
 
+def load_sentence_transformer(name: str, device: torch.device, max_length: int | None, verbose: bool = False):
+    """(the SentenceTransformer ``name`` on ``device``, its max length): ``max_length``, or the model's positions
+    up to ``DEFAULT_MAX_LENGTH``. A model neither on disk nor to be had from the hub is a one-line
+    FileNotFoundError, a max_length outside 2..positions a ValueError (:class:`MaxLengthError` above)."""
+    from sentence_transformers import SentenceTransformer
+
+    if max_length is not None and max_length < 2:
+        raise ValueError(f"max_length must be at least 2 (special tokens), got {max_length}")
+    resolved = resolve_model_path(name)
+    try:
+        with weight_loading_bar(verbose):
+            model = SentenceTransformer(resolved, device=str(device))
+    except OSError as error:  # not a folder and not to be had from the hub: one line, not a two-exception trace
+        if os.path.exists(resolved) or not hub_could_not_give(error):
+            raise
+        offline = hub_offline()
+        hub = f"{offline} rules out the hub" if offline else f"the hub said: {str(error).splitlines()[0]}"
+        raise FileNotFoundError(
+            f"cannot load the encoder {name!r}: no such folder, it is not (fully) in the Hugging Face cache, and "
+            f"{hub}; give a local model folder or a cached hub name"
+        ) from error
+    positions = getattr(getattr(model[0], "auto_model", None), "config", None)
+    positions = getattr(positions, "max_position_embeddings", None) or DEFAULT_MAX_LENGTH
+    if max_length is not None and max_length > positions:
+        raise MaxLengthError(
+            f"max_length={max_length} exceeds the {positions} positions of {name!r}: use max_length <= {positions}"
+        )
+    length = int(max_length) if max_length is not None else min(DEFAULT_MAX_LENGTH, positions)
+    model.max_seq_length = length
+    return model, length
+
+
 def default_dtype(device: torch.device) -> str:
     """``"bf16"`` on a CPU where bf16 products are faster than fp32 (:func:`fast_bf16`), where MiniLM encodes about
     3x faster with the same rankings (``benchmarks/results/encode.md``, ``tests/test_bf16.py``); ``"fp32"``
@@ -284,35 +316,10 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
     ):
         batch_size = check_batch_size(batch_size, DEFAULT_BATCH_SIZE)
         super().__init__(batch_size=batch_size, text_field=text_field, verbose=verbose)
-        from sentence_transformers import SentenceTransformer
-
-        if max_length is not None and max_length < 2:
-            raise ValueError(f"max_length must be at least 2 (special tokens), got {max_length}")
         local = os.path.expanduser(model_name_or_path)  # a local folder is named by its absolute path: a verifier
         self.model_name = os.path.abspath(local) if os.path.isdir(local) else model_name_or_path  # or store records it
         self.device = resolve_device(device)
-        resolved = resolve_model_path(model_name_or_path)
-        try:
-            with weight_loading_bar(verbose):
-                self.model = SentenceTransformer(resolved, device=str(self.device))
-        except OSError as error:  # not a folder and not to be had from the hub: one line, not a two-exception trace
-            if os.path.exists(resolved) or not hub_could_not_give(error):
-                raise
-            offline = hub_offline()
-            hub = f"{offline} rules out the hub" if offline else f"the hub said: {str(error).splitlines()[0]}"
-            raise FileNotFoundError(
-                f"cannot load the encoder {model_name_or_path!r}: no such folder, it is not (fully) in the Hugging "
-                f"Face cache, and {hub}; give a local model folder or a cached hub name"
-            ) from error
-        positions = getattr(getattr(self.model[0], "auto_model", None), "config", None)
-        positions = getattr(positions, "max_position_embeddings", None) or DEFAULT_MAX_LENGTH
-        if max_length is not None and max_length > positions:
-            raise MaxLengthError(
-                f"max_length={max_length} exceeds the {positions} positions of {model_name_or_path!r}: "
-                f"use max_length <= {positions}"
-            )
-        self.max_length = int(max_length) if max_length is not None else min(DEFAULT_MAX_LENGTH, positions)
-        self.model.max_seq_length = self.max_length
+        self.model, self.max_length = load_sentence_transformer(model_name_or_path, self.device, max_length, verbose)
         self.model.eval()
         self.dtype = check_dtype(dtype) if dtype is not None else default_dtype(self.device)
         warn_if_emulated(self.dtype, self.device)

@@ -64,7 +64,7 @@ def run_evaluation(
     check_baseline(baseline, rerankers, depth=depth, reference=reference, fusion_depth=fusion_depth)
     check_correction(correction, baseline)
     collection = open_collection(dataset_id)
-    stem = None if out_dir is None else Path(out_dir) / f"evaluate-{collection.name}"
+    stem = None if out_dir is None else Path(out_dir).expanduser() / f"evaluate-{collection.name}"
     if stem is not None:
         from .reporting import refuse_overwrite
 

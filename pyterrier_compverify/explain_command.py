@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from pathlib import Path
 
 from .spec import DEFAULT_MAX_LENGTH
 
@@ -30,9 +31,15 @@ def run_explain(
     from .evaluate import check_rerankers
     from .explain import plot_explanations, require_matplotlib
 
-    (name,) = check_rerankers([reranker])  # before any model is loaded, as is matplotlib
+    (name,) = check_rerankers([reranker])  # before any model is loaded, as are matplotlib and the output path
     if out is not None:
         require_matplotlib()
+        from .reporting import check_writable
+
+        out = Path(out).expanduser()
+        if out.suffix.lower() not in (".png", ".pdf", ".svg"):
+            raise ValueError(f"--out {out}: give a .png, .pdf or .svg file (the suffix chooses the format)")
+        check_writable(out.parent)
     from .encoder import DEFAULT_MODEL, TokenEncoder
     from .nearmiss_report import named_scorers
 

@@ -127,6 +127,9 @@ def run_nearmiss(
 
     started = time.time()
     if out is not None:
+        out = Path(out).expanduser()
+        if out.is_dir():  # a stem, not a folder: the tables would land beside it as FOLDER.md / FOLDER.json
+            raise IsADirectoryError(f"--out {out} is a folder; give a file stem inside it, e.g. {out / 'nearmiss'}")
         refuse_overwrite(out, overwrite, FileExistsError)
     model_free = all(name in MODEL_FREE for name in scorers)  # jaccard alone needs no encoder
     # the scorers first: a wrong device, model or scorer name is told before the triplets are read or downloaded
@@ -144,7 +147,8 @@ def run_nearmiss(
     if out is not None:
         title = f"near-miss triplets ({source}{f', {limit} per category, seed {seed}' if limit else ''}) with controls"
         legend = LEGEND.format(k=distractors, seed=seed)
-        write_table(shown, Path(out), title, encoder, time.time() - started, f"{legend}\n\n{markdown}")
+        write_table(shown, out, title, encoder, time.time() - started, f"{legend}\n\n{markdown}")
+        print(f"written to {out}.md and {out}.json")
     return table
 
 

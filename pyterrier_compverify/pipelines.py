@@ -74,7 +74,7 @@ def build_indices(collection, encoder: TokenEncoder, index_dir: str | os.PathLik
     """
     from pyterrier_dr import FlexIndex
 
-    root = Path(index_dir) / collection.name
+    root = Path(index_dir).expanduser() / collection.name
     pisa = bm25_index(collection, root / "bm25.pisa")
     flex = FlexIndex(str(root / f"{_encoder_tag(encoder)}.flex"), sim_fn=encoder.sim_fn, verbose=verbose)
     store = TokenStore(root / f"{_encoder_tag(encoder)}.tokens")
@@ -87,7 +87,7 @@ def build_indices(collection, encoder: TokenEncoder, index_dir: str | os.PathLik
 def token_store(collection, encoder: TokenEncoder, index_dir: str | os.PathLike, *, verbose: bool = True) -> TokenStore:
     """Build (or reuse) only the TokenStore of ``collection`` for ``encoder``, where :func:`build_indices` keeps it:
     for a reranker's own (e.g. fine-tuned) encoder, which reads token states but retrieves nothing."""
-    store = TokenStore(Path(index_dir) / collection.name / f"{_encoder_tag(encoder)}.tokens")
+    store = TokenStore(Path(index_dir).expanduser() / collection.name / f"{_encoder_tag(encoder)}.tokens")
     if not store.built():
         store.indexer(encoder, verbose=verbose, mode="overwrite").index(collection.corpus_iter())
     store.check_encoder(encoder)

@@ -168,6 +168,23 @@ def refuse_overwrite(stem: str | Path, overwrite: bool, error: type[BaseExceptio
         raise
 
 
+def output_files(paths, suffixes: tuple[str, ...], overwrite: bool) -> list[Path]:
+    """``paths`` with ``~`` expanded, checked before any work: each with one of ``suffixes`` (ValueError), none
+    there already unless ``overwrite`` (FileExistsError naming ``--overwrite``), their folders writable or makeable.
+
+    >>> [p.name for p in output_files(["q.jsonl"], (".jsonl", ".csv"), overwrite=True)]
+    ['q.jsonl']
+    """
+    paths = [Path(p).expanduser() for p in paths]
+    for path in paths:
+        if path.suffix not in suffixes:
+            raise ValueError(f"{path}: write {' or '.join(suffixes)} (the suffix chooses the format)")
+    refuse_existing(paths, overwrite, FileExistsError)
+    for path in paths:
+        check_writable(path.parent)
+    return paths
+
+
 def check_writable(folder: str | Path) -> None:
     """Raise NotADirectoryError / PermissionError unless ``folder`` exists as a writable folder or can be made
     (its nearest existing ancestor is a writable folder)."""

@@ -244,3 +244,47 @@ def test_item7_querygen_and_nearmiss_pass_the_options_they_use(tmp_path, monkeyp
         (None, 20, None),
         (64, 5, 3),
     ]
+
+
+# ---- review 49-f: what a new user of each command met ----------------------------------------------------------
+
+
+def test_train_encoder_checks_device_model_and_length_before_out_is_made(tmp_path, tiny_model_dir, capsys):
+    out = tmp_path / "te"
+    base = ["train-encoder", str(out), "--steps", "1", "--self-supervised", "8", "--batch-size", "4"]
+    err = _one_line_error([*base, "--device", "foo"], capsys)
+    assert err.startswith("compverify train-encoder: error: device 'foo' is not a torch device")
+    err = _one_line_error([*base, "--model", "nosuch-org/nosuch-model", "--device", "cpu"], capsys)
+    assert "cannot load the encoder 'nosuch-org/nosuch-model'" in err
+    err = _one_line_error([*base, "--model", tiny_model_dir, "--max-length", "0", "--device", "cpu"], capsys)
+    assert err.endswith("max_length must be at least 2 (special tokens), got 0")
+    assert not out.exists()  # a half-made OUT used to stay behind
+    (tmp_path / "edits.jsonl").write_text('{"anchor": "a", "positive": "b", "negative": "c"}\n')
+    err = _one_line_error([*base, "--recipe", "B", "--edits", str(tmp_path / "edits.jsonl")], capsys)
+    assert "missing column(s) ['category', 'sentence1', 'sentence2']" in err and "compverify negatives" in err
+
+
+def test_negatives_and_querygen_refuse_an_existing_output_and_make_its_folder(tmp_path, capsys):
+    pytest.importorskip("spacy")
+    (tmp_path / "s.txt").write_text("The cat is on the mat.\n")
+    out = tmp_path / "new" / "e.jsonl"  # a folder that is not there yet: made, not a traceback
+    main(["negatives", str(out), "--sentences", str(tmp_path / "s.txt")])
+    assert out.is_file()
+    err = _one_line_error(["negatives", str(out), "--sentences", str(tmp_path / "s.txt")], capsys)
+    assert err.endswith("e.jsonl: already written; pass overwrite=True (--overwrite) or choose another output")
+    main(["negatives", str(out), "--sentences", str(tmp_path / "s.txt"), "--overwrite"])
+    passages = tmp_path / "p.jsonl"
+    passages.write_text('{"docno": "d1", "text": "A dog runs on the beach."}\n')
+    err = _one_line_error(["querygen", str(passages), str(tmp_path / "q.tsv")], capsys)
+    assert "q.tsv: write .jsonl or .csv" in err
+    err = _one_line_error(["querygen", str(passages), str(tmp_path / "q.jsonl"), "--test", str(passages),
+                           "--leakage", "-1"], capsys)  # fmt: skip
+    assert err.endswith("leakage is a ROUGE-L threshold in [0, 1], got -1.0")
+
+
+def test_nearmiss_and_explain_outputs_are_checked_before_any_model_loads(tmp_path, capsys):
+    err = _one_line_error(["nearmiss", "--scorers", "jaccard", "--out", str(tmp_path)], capsys)
+    assert err.endswith(f"--out {tmp_path} is a folder; give a file stem inside it, e.g. {tmp_path / 'nearmiss'}")
+    pytest.importorskip("matplotlib")
+    err = _one_line_error(["explain", "a cat", "a dog", "--model", "/no/model", "--out", str(tmp_path / "m")], capsys)
+    assert "give a .png, .pdf or .svg file" in err  # before the (missing) model is loaded

@@ -31,14 +31,19 @@ def run_negatives(
     limit: int | None = None,
     all_edits: bool = False,
     seed: int = 0,
+    overwrite: bool = False,
 ):
     """Write the rule-based edits of ``sentences`` to ``out`` (one per category per sentence unless
-    ``all_edits``; ``categories`` default: all) and print what was made; returns the ``GenerationResult``."""
+    ``all_edits``; ``categories`` default: all) and print what was made; returns the ``GenerationResult``. An
+    existing ``out`` is refused before any work unless ``overwrite``."""
+    from ..reporting import output_files
     from . import CATEGORIES, RuleBasedGenerator, write_table
 
+    (out,) = output_files([out], (".csv", ".jsonl"), overwrite)
     generator = RuleBasedGenerator(tuple(categories or CATEGORIES))
     texts = read_sentences(sentences, limit=limit, seed=seed)
     result = generator.generate(texts, one_per_category=not all_edits, seed=seed)
+    out.parent.mkdir(parents=True, exist_ok=True)
     write_table(result, out)
     counts = result.table["category"].value_counts().to_dict()
     print(f"{result.n_input} sentences -> {len(result.table)} edits {counts}; written to {out}")
@@ -70,6 +75,7 @@ def register(subparsers) -> None:
         "--categories", default=",".join(CATEGORIES), help="comma-separated categories (default: %(default)s)"
     )
     parser.add_argument("--all-edits", action="store_true", help="every edit, not one per category per sentence")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing OUT")
     parser.add_argument(
         "--seed",
         type=int,
@@ -84,7 +90,7 @@ def negatives_command(args: argparse.Namespace):
     """``compverify negatives`` from its parsed options; ``--seed`` where nothing is drawn is refused."""
     from ..cli_options import given, refuse_ignored
 
-    if args.all_edits and Path(args.sentences).is_file():
+    if args.all_edits and Path(args.sentences).expanduser().is_file():
         refuse_ignored(args, ["seed"], "with --all-edits on a text file (nothing is drawn at random)")
     return run_negatives(
         args.out,
@@ -92,5 +98,6 @@ def negatives_command(args: argparse.Namespace):
         categories=args.categories.split(","),
         limit=args.limit,
         all_edits=args.all_edits,
+        overwrite=args.overwrite,
         **given(args, "seed"),
     )

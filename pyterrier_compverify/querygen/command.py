@@ -67,8 +67,18 @@ def run_querygen(
     validation: float = 0.05,
     limit: int | None = None,
     seed: int = 0,
+    overwrite: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Write ``out`` (training queries) and ``out`` with ``.valid`` before its suffix (the held-out share)."""
+    """Write ``out`` (training queries, .jsonl or .csv) and ``out`` with ``.valid`` before its suffix (the held-out
+    share); existing files are refused before any work unless ``overwrite``."""
+    from ..reporting import output_files
+
+    if not 0.0 <= leakage <= 1.0:
+        raise ValueError(f"leakage is a ROUGE-L threshold in [0, 1], got {leakage}")
+    out = Path(out).expanduser()
+    out, valid_path = output_files(
+        [out, out.with_name(out.stem + ".valid" + out.suffix)], (".jsonl", ".csv"), overwrite
+    )
     frame = read_passages(passages, limit=limit)
     n_passages = len(frame)
     if test:
@@ -77,9 +87,7 @@ def run_querygen(
     dropped = n_passages - len(frame)
     queries = generate_queries(frame, make_generator(strategy, backend, base_url=base_url, seed=seed))
     train, valid = validation_split(queries, share=validation, seed=seed) if len(queries) else (queries, queries)
-    out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    valid_path = out.with_name(out.stem + ".valid" + out.suffix)
     for frame_, path in ((train, out), (valid, valid_path)):
         if path.suffix == ".jsonl":
             frame_[COLUMNS].to_json(path, orient="records", lines=True, force_ascii=False)
@@ -150,6 +158,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--limit", type=positive_int, default=None, help="first N passages")
     parser.add_argument("--seed", type=int, default=default("seed"), help="sampling seed (default: %(default)s)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing OUT and its .valid file")
     parser.set_defaults(func=querygen_command)
 
 
@@ -170,5 +179,6 @@ def querygen_command(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFra
         validation=args.validation,
         limit=args.limit,
         seed=args.seed,
+        overwrite=args.overwrite,
         **given(args, "base_url", "leakage"),
     )

@@ -4,6 +4,7 @@ text-generation model, behind one prompt per strategy."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 
@@ -44,7 +45,15 @@ def hf_chat(model: str, *, max_new_tokens: int = 256, device: str | None = None)
     with a chat template get it, others the plain concatenated prompt. Decoding is greedy."""
     from transformers import pipeline
 
-    generator = pipeline("text-generation", model=model, device=device)
+    from ..encoder import hub_could_not_give, hub_offline
+
+    try:
+        generator = pipeline("text-generation", model=model, device=device)
+    except OSError as error:  # neither a folder nor to be had from the hub: one line, as for encoders
+        if os.path.exists(os.path.expanduser(model)) or not hub_could_not_give(error):
+            raise
+        why = f"{hub_offline()} rules out the hub" if hub_offline() else str(error).splitlines()[0]
+        raise FileNotFoundError(f"cannot load the language model {model!r}: no such folder, and {why}") from error
     has_template = getattr(generator.tokenizer, "chat_template", None) is not None
 
     def complete(messages: list[dict]) -> str:

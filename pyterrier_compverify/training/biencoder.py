@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..encoder import DEFAULT_MODEL, TokenEncoder, resolve_model_path, weight_loading_bar
+from .._device import resolve_device
+from ..encoder import DEFAULT_MODEL, TokenEncoder, load_sentence_transformer
 from .config import EncoderTrainingConfig
 from .hf import prepare_output, run_fingerprint, run_training, training_arguments
 from .triplets import load_triplets
@@ -38,7 +39,6 @@ def train_encoder(
     run (other rows, config or model) is refused unless ``overwrite``; the same run resumes or loads its result."""
     from datasets import Dataset
     from sentence_transformers import (
-        SentenceTransformer,
         SentenceTransformerTrainer,
         SentenceTransformerTrainingArguments,
     )
@@ -53,15 +53,14 @@ def train_encoder(
         columns.append("negative")
     if len(frame) < config.batch_size:
         raise ValueError(f"{len(frame)} training rows cannot fill one batch of {config.batch_size}: add rows")
+    # the model first: a wrong device, model or max_length is told before the output folder is made
+    st, _ = load_sentence_transformer(model, resolve_device(device), config.max_length, verbose)
     output_dir = Path(output_dir).expanduser()
     checkpoints = output_dir / "checkpoints"
     record = {**asdict(config), "base_model": model}
     fingerprint = run_fingerprint(frame, columns, asdict(config), base_model=model)
     same_config = lambda folder: _recorded_training(folder) == json.loads(json.dumps(record))  # noqa: E731
     prepare_output(output_dir, fingerprint, outputs=("final",), overwrite=overwrite, legacy_match=same_config)
-    with weight_loading_bar(verbose):
-        st = SentenceTransformer(resolve_model_path(model), device=device)
-    st.max_seq_length = config.max_length
     args = training_arguments(
         SentenceTransformerTrainingArguments,
         checkpoints,

@@ -41,7 +41,8 @@ def register_train_verifier(subparsers) -> None:
         "--head",
         default=default("head"),
         choices=list(HEADS),
-        help=f"{weight_free}: end-to-end only (default: %(default)s)",
+        help=f"{weight_free} have no weights: they train the encoder (last-layer or end-to-end, not frozen; "
+        "--head-lr does nothing for them) (default: %(default)s)",
     )
     parser.add_argument(
         "--mode",
@@ -160,10 +161,18 @@ def register_train_encoder(subparsers) -> None:
 
 
 def read_edits(path: str) -> pd.DataFrame:
-    """The edits table `compverify negatives` wrote (.jsonl or .csv)."""
-    if Path(path).suffix == ".csv":
-        return pd.read_csv(path, dtype=str, keep_default_na=False)
-    return pd.read_json(path, lines=True)
+    """The edits table `compverify negatives` wrote (.jsonl or .csv), with its columns checked."""
+    path = Path(path).expanduser()
+    edits = (
+        pd.read_csv(path, dtype=str, keep_default_na=False) if path.suffix == ".csv" else pd.read_json(path, lines=True)
+    )
+    missing = sorted({"sentence1", "sentence2", "category"} - set(edits.columns))
+    if missing:
+        raise ValueError(
+            f"{path}: missing column(s) {missing}, found {list(edits.columns)}; write the edits with "
+            "`compverify negatives`"
+        )
+    return edits
 
 
 def train_encoder_command(args: argparse.Namespace):
@@ -175,6 +184,10 @@ def train_encoder_command(args: argparse.Namespace):
         refuse_ignored(args, structural, "with --recipe A (it has no structural rows; they are recipe B's)")
     elif not args.edits:
         raise ValueError("recipe B needs --edits (a table written by `compverify negatives`)")
+    if args.device is not None:  # before the rows are built (the model and max length: before OUT is made)
+        from .._device import resolve_device
+
+        resolve_device(args.device)
     rows = recipe_rows(
         args.recipe,
         edits=read_edits(args.edits) if args.edits else None,

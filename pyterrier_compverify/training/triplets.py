@@ -22,7 +22,7 @@ def load_triplets(source: pd.DataFrame | str | os.PathLike, *, columns: tuple[st
     if isinstance(source, pd.DataFrame):
         frame, where = source.reset_index(drop=True), "training frame"
     else:
-        path = Path(source)
+        path = Path(source).expanduser()
         where = str(path)
         if path.suffix == ".jsonl":
             frame = _read_jsonl(path)
