@@ -98,6 +98,7 @@ def flickr_dev(work: Path):
     path = work / "flickr-dev-kw.json"
     if not path.exists():
         made = image_queries(captions)[["qid", "query", "image", "kind"]]
+        path.parent.mkdir(parents=True, exist_ok=True)  # a fresh index folder
         path.write_text(json.dumps(made.to_dict("records")))
     topics = pd.DataFrame(json.loads(path.read_text()))
     qrels = topics[["qid", "image"]].merge(

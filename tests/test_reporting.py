@@ -142,6 +142,7 @@ GUARDED = [
     ("experiments/verifier_training.py", ["kinds", "--names", "x", "--out", "experiments/results/verifiers"]),
     ("experiments/weighted_fusion.py", []),
     ("experiments/wordnet_signal.py", []),
+    ("experiments/wordnet_seeds.py", ["--weight", "0.1"]),
     ("benchmarks/cold.py", []),
     ("benchmarks/encode.py", []),
     ("benchmarks/fusion_bm25.py", []),
