@@ -37,7 +37,7 @@ import pandas as pd
 import signal_study
 import weighted_fusion as wf
 from capretrieval_best import task
-from dev_rule import MARGIN
+from dev_rule import DEV_TARGET, best_on_dev
 from ir_measures import nDCG
 from readings import keyed_reading, labelled_rows, reading_study
 from scipy.stats import ttest_rel
@@ -71,10 +71,6 @@ The note is optional (a few words where the label was a close call).
 """
 
 
-def fusion_weights() -> dict:
-    return {"wmaxsim s42" if k == "wmaxsim" else k: v for k, v in FUSION_WEIGHTS.items()}
-
-
 def load_dev(cache: str) -> dict:
     """The signal study's cached features (``signal_study.study``'s ``--cache``): task -> (frame, qrels, vectors)."""
     return pickle.loads(Path(cache).read_bytes())
@@ -84,7 +80,7 @@ def top10s(frame: pd.DataFrame, vectors: np.ndarray, signal: str) -> dict[float,
     """Weight -> the top-10 rows (``wf.top10``) of the fusion with ``signal`` at that weight, depth 300."""
     depth = max(signal_study.DEPTHS)
     return {
-        w: wf.top10(wf.ranking(frame, vectors, depth=depth, **{**fusion_weights(), signal: w}))
+        w: wf.top10(wf.ranking(frame, vectors, depth=depth, **{**wf.seeded(FUSION_WEIGHTS, 42), signal: w}))
         for w in signal_study.WEIGHTS
     }
 
@@ -138,12 +134,13 @@ def summarise(args) -> None:
     runs = top10s(frame, vectors, meta["signal"])
     image_qrels = image_qrels[image_qrels["query_id"].isin(met)]  # the cache keeps ir_measures' columns
     scifact, scifact_qrels, scifact_vectors = data["dev:scifact-train"]
-    floor = wf.ndcg(wf.at_depth(scifact, 100), scifact_qrels, {"maxsim": 1.0}) - MARGIN
+    floor = signal_study.scifact_floor(data)
+    fusion = wf.seeded(FUSION_WEIGHTS, 42)
     depth = max(signal_study.DEPTHS)
     rows, scores = [], {}
     for weight, run in runs.items():
         scores[weight] = per_query(run, qrels)
-        setting = {**fusion_weights(), meta["signal"]: weight}
+        setting = {**fusion, meta["signal"]: weight}
         rows.append(
             {
                 meta["signal"]: weight,
@@ -155,9 +152,8 @@ def summarise(args) -> None:
             }
         )
     table = pd.DataFrame(rows)
-    allowed = table[table["dev:scifact-train"] >= floor]
-    best = allowed["judged dev nDCG@10"].max()
-    chosen = float(allowed.loc[allowed["judged dev nDCG@10"] >= best - 1e-12, meta["signal"]].min())
+    judged_rule = table.rename(columns={"judged dev nDCG@10": DEV_TARGET}).set_index(meta["signal"])
+    chosen = float(best_on_dev(judged_rule, floor))  # the rule with the judged sample as its target (a tie: the lower)
     base, new = scores[0.0], scores[chosen]
     up = sum(new.get(q, 0) > base.get(q, 0) for q in met)
     down = sum(new.get(q, 0) < base.get(q, 0) for q in met)
@@ -176,9 +172,8 @@ def summarise(args) -> None:
         "not blind to test.",
     ]
     if args.test:
-        lines += ["", "## Test nDCG@10 (the weight chosen here)", "",
-                  signal_study.test_table(data, fusion_weights(), meta["signal"], chosen).round(4).to_markdown(
-                      index=False)]  # fmt: skip
+        test = signal_study.test_table(data, fusion, meta["signal"], chosen)
+        lines += ["", "## Test nDCG@10 (the weight chosen here)", "", test.round(4).to_markdown(index=False)]
     markdown = "\n".join(lines) + "\n"
     title = f"Judged Flickr8k dev sample: {meta['signal']} beside the packaged fusion (issue 18)"
     write_table(table.round(4), folder / "summary", title, None, time.time() - started, markdown=markdown)

@@ -60,6 +60,13 @@ def packaged_features(name: str, encoder: cv.TokenEncoder, index_dir: Path) -> F
     return wf.features(name, encoder, {42: str(PACKAGED_HEAD)}, index_dir, depth=max(DEPTHS))
 
 
+def scifact_floor(data: dict) -> float:
+    """The dev rule's floor: held-out SciFact train nDCG@10 of ``(dense | BM25) >> MaxSim`` at depth 100, minus
+    ``MARGIN`` (``data``: the study's features by task)."""
+    frame, qrels, _ = data["dev:scifact-train"]
+    return wf.ndcg(wf.at_depth(frame, 100), qrels, {"maxsim": 1.0}) - MARGIN
+
+
 def choose(table: pd.DataFrame, signal: str, floor: float) -> float:
     """The weight with the best dev:flickr8k at the packaged depth among those whose dev:scifact-train reaches
     ``floor``.
@@ -86,7 +93,7 @@ def study(signal: str, features: Callable[[str], Features], args, title: str, en
             print(f"{name}: {len(data[name][0])} rows, {time.time() - started:.0f} s", flush=True)
             if cache is not None:
                 cache.write_bytes(pickle.dumps(data))
-    fusion = {"wmaxsim s42" if k == "wmaxsim" else k: v for k, v in FUSION_WEIGHTS.items()}
+    fusion = wf.seeded(FUSION_WEIGHTS, 42)
     rows = []
     for depth in DEPTHS:
         for weight in WEIGHTS:
@@ -96,8 +103,7 @@ def study(signal: str, features: Callable[[str], Features], args, title: str, en
                 row[name] = wf.ndcg(wf.ranking(frame, vectors, depth=depth, **{**fusion, signal: weight}), qrels)
             rows.append(row)
     table = pd.DataFrame(rows)
-    frame, qrels, _ = data["dev:scifact-train"]
-    floor = wf.ndcg(wf.at_depth(frame, 100), qrels, {"maxsim": 1.0}) - MARGIN
+    floor = scifact_floor(data)
     chosen = choose(table, signal, floor)
     lines = [
         *([note, ""] if note else []),

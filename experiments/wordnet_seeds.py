@@ -58,7 +58,7 @@ def main() -> None:
     rows = []
     for seed in [int(s) for s in args.seeds.split(",")]:
         column = f"wmaxsim s{seed}"
-        fusion = {column if k == "wmaxsim" else k: v for k, v in FUSION_WEIGHTS.items()}
+        fusion = wf.seeded(FUSION_WEIGHTS, seed)
         for name in TESTS:
             frame, qrels, vectors = data[name]
             if column not in frame:  # seed 42's packaged head is in the cache already

@@ -118,7 +118,10 @@ def _run_demo(model: str, folder: Path, device, verbose: bool, where: str) -> di
         views.append(view.add_prefix(f"{name}: "))
         tables[name] = view
     print()
-    print("Where near-misses outrank the relevant document (rank of the relevant document; kinds ranked above it):")
+    print(
+        "Where near-misses outrank the relevant document (its rank by score; the near-miss kinds scored above it, "
+        "and those tied with it):"
+    )
     print(topics.set_index("qid").join(pd.concat(views, axis=1)).to_markdown())
     print(f"\nDone in {time.time() - started:.1f} s.")
     return tables

@@ -98,6 +98,17 @@ def weight_loading_bar(shown: bool) -> Iterator[None]:
         hf_logging.set_tqdm_hook(previous)
 
 
+def not_on_the_hub(what: str, name: str, error: BaseException) -> FileNotFoundError:
+    """The one-line error for a model ``name`` that is neither a folder nor to be had from the hub (``error``: what
+    loading raised, for which :func:`hub_could_not_give` holds)."""
+    offline = hub_offline()
+    hub = f"{offline} rules out the hub" if offline else f"the hub said: {str(error).splitlines()[0]}"
+    return FileNotFoundError(
+        f"cannot load {what} {name!r}: no such folder, it is not (fully) in the Hugging Face cache, and {hub}; give "
+        "a local model folder or a cached hub name"
+    )
+
+
 def hub_could_not_give(error: BaseException) -> bool:
     """Whether loading failed because the Hugging Face hub (or its offline cache) has no such model, as opposed to
     a broken local copy or a full disk: a ``LocalEntryNotFoundError`` / ``RepositoryNotFoundError`` in the chain."""
@@ -129,12 +140,7 @@ def load_sentence_transformer(name: str, device: torch.device, max_length: int |
     except OSError as error:  # not a folder and not to be had from the hub: one line, not a two-exception trace
         if os.path.exists(resolved) or not hub_could_not_give(error):
             raise
-        offline = hub_offline()
-        hub = f"{offline} rules out the hub" if offline else f"the hub said: {str(error).splitlines()[0]}"
-        raise FileNotFoundError(
-            f"cannot load the encoder {name!r}: no such folder, it is not (fully) in the Hugging Face cache, and "
-            f"{hub}; give a local model folder or a cached hub name"
-        ) from error
+        raise not_on_the_hub("the encoder", name, error) from error
     positions = getattr(getattr(model[0], "auto_model", None), "config", None)
     positions = getattr(positions, "max_position_embeddings", None) or DEFAULT_MAX_LENGTH
     if max_length is not None and max_length > positions:

@@ -51,6 +51,7 @@ def run_explain(
         for token, match, sim in explanation.matches():
             print(f"  {token:>16} -> {match:<16} {sim:.3f}")
     if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
         plot_explanations(explanations, out)
         print(f"\nwrote {out}")
     return explanations

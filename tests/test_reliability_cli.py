@@ -288,3 +288,20 @@ def test_nearmiss_and_explain_outputs_are_checked_before_any_model_loads(tmp_pat
     pytest.importorskip("matplotlib")
     err = _one_line_error(["explain", "a cat", "a dog", "--model", "/no/model", "--out", str(tmp_path / "m")], capsys)
     assert "give a .png, .pdf or .svg file" in err  # before the (missing) model is loaded
+
+
+def test_an_llm_backend_that_cannot_be_reached_is_one_line(tmp_path, monkeypatch, capsys):
+    from pyterrier_compverify.querygen import command
+
+    def unreachable(*args, **kwargs):
+        raise ConnectionError("could not get a completion from the LLM endpoint at http://localhost:1/v1: refused")
+
+    monkeypatch.setattr(command, "generate_queries", unreachable)
+    passages = tmp_path / "p.jsonl"
+    passages.write_text('{"docno": "d1", "text": "A dog runs on the beach."}\n')
+    argv = ["querygen", str(passages), str(tmp_path / "q.jsonl"), "--backend", "openai:m", "--strategy", "SM"]
+    err = _one_line_error([*argv, "--base-url", "http://localhost:1/v1"], capsys)
+    assert err.endswith("could not get a completion from the LLM endpoint at http://localhost:1/v1: refused")
+    err = _one_line_error(["querygen", str(passages), str(tmp_path / "q.jsonl"), "--backend", "hf:nosuch/model",
+                           "--strategy", "SM"], capsys)  # fmt: skip
+    assert "cannot load the language model 'nosuch/model': no such folder" in err

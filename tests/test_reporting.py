@@ -130,6 +130,7 @@ GUARDED = [
     ("experiments/cross_encoder.py", ["seeds", "--tag", "cover", "--weight", "0.25"]),
     ("experiments/hybrid.py", []),
     ("experiments/judged_dev.py", ["sample"]),
+    ("experiments/judged_dev.py", ["summarise"]),
     ("experiments/idf_maxsim.py", ["--stage", "test"]),
     ("experiments/long_passage_probe.py", ["--out", "experiments/results/long-passage-probe"]),
     ("experiments/negatives_quality.py", ["edits.jsonl"]),

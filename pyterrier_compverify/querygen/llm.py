@@ -45,15 +45,15 @@ def hf_chat(model: str, *, max_new_tokens: int = 256, device: str | None = None)
     with a chat template get it, others the plain concatenated prompt. Decoding is greedy."""
     from transformers import pipeline
 
-    from ..encoder import hub_could_not_give, hub_offline
+    from ..encoder import hub_could_not_give, not_on_the_hub
 
+    local = os.path.expanduser(model)
     try:
-        generator = pipeline("text-generation", model=model, device=device)
+        generator = pipeline("text-generation", model=local if os.path.isdir(local) else model, device=device)
     except OSError as error:  # neither a folder nor to be had from the hub: one line, as for encoders
-        if os.path.exists(os.path.expanduser(model)) or not hub_could_not_give(error):
+        if os.path.exists(local) or not hub_could_not_give(error):
             raise
-        why = f"{hub_offline()} rules out the hub" if hub_offline() else str(error).splitlines()[0]
-        raise FileNotFoundError(f"cannot load the language model {model!r}: no such folder, and {why}") from error
+        raise not_on_the_hub("the language model", model, error) from error
     has_template = getattr(generator.tokenizer, "chat_template", None) is not None
 
     def complete(messages: list[dict]) -> str:
