@@ -2,7 +2,7 @@
 
 ``dev:flickr8k`` (``capretrieval_best.py``) judges a query's relevant captions by image: the five captions of the
 image the query was made from. Another image's caption that meets the query is judged 0, so every signal that
-ranks such captions higher loses on that dev (SPLADE, the WordNet category signal, feedback), while CapRetrieval
+ranks such captions higher loses on that dev (SPLADE, the WordNet category signal), while CapRetrieval
 judges a passage by what it says. This study judges by what a caption says, with a reader who did not write the
 pipeline or the signal:
 
