@@ -86,6 +86,8 @@ def run_demo(
 ) -> dict[str, pd.DataFrame]:
     """Run the demo and print its tables; returns them (``experiment``, and one near-miss view per system).
     Without ``folder`` the collection and indices go to a temporary folder that is deleted at the end."""
+    if folder is not None and Path(folder).expanduser().is_file():
+        raise NotADirectoryError(f"--folder {folder} is a file; give a folder (made if missing) for the demo's files")
     if folder is None:
         with tempfile.TemporaryDirectory(prefix="compverify-demo-") as tmp:
             return _run_demo(model, Path(tmp), device, verbose, where="")

@@ -305,3 +305,11 @@ def test_an_llm_backend_that_cannot_be_reached_is_one_line(tmp_path, monkeypatch
     err = _one_line_error(["querygen", str(passages), str(tmp_path / "q.jsonl"), "--backend", "hf:nosuch/model",
                            "--strategy", "SM"], capsys)  # fmt: skip
     assert "cannot load the language model 'nosuch/model': no such folder" in err
+
+
+def test_an_unknown_dataset_id_for_training_data_gets_the_hint(tmp_path, capsys):
+    err = _one_line_error(["querygen", "cranfeild", str(tmp_path / "q.jsonl")], capsys)
+    assert err == "compverify querygen: error: unknown dataset 'cranfeild'; did you mean irds:cranfield?"
+    (tmp_path / "afile").write_text("x")
+    err = _one_line_error(["demo", "--folder", str(tmp_path / "afile")], capsys)
+    assert err.endswith("afile is a file; give a folder (made if missing) for the demo's files")

@@ -32,9 +32,9 @@ def read_passages(source: str, *, limit: int | None = None) -> pd.DataFrame:
         if missing:
             raise ValueError(f"{path}: missing column(s) {sorted(missing)}; found {list(frame.columns)}")
     else:
-        from ..datasets import load_collection
+        from ..evaluate import open_collection  # an unknown id: a KeyError with a "did you mean" hint
 
-        frame = pd.DataFrame(list(load_collection(source).corpus_iter()))
+        frame = pd.DataFrame(list(open_collection(source).corpus_iter()))
     frame = frame[frame["text"].fillna("").str.strip() != ""]
     return frame.head(limit) if limit else frame
 

@@ -135,9 +135,9 @@ def triplets_in_passages(
 
 def corpus_sentences(dataset_id: str = "irds:beir/scifact/train", *, limit: int | None = None, seed: int = 0):
     """Shuffled sentences of a collection's documents (SciFact abstracts by default)."""
-    from ..datasets import load_collection
+    from ..evaluate import open_collection  # an unknown id: a KeyError with a "did you mean" hint
 
-    sentences = [s for d in load_collection(dataset_id).corpus_iter() for s in split_sentences(d["text"])]
+    sentences = [s for d in open_collection(dataset_id).corpus_iter() for s in split_sentences(d["text"])]
     order = np.random.default_rng(seed).permutation(len(sentences))
     chosen = [sentences[i] for i in order]
     return chosen[:limit] if limit else chosen
