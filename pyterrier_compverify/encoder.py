@@ -141,8 +141,11 @@ def load_sentence_transformer(name: str, device: torch.device, max_length: int |
         if os.path.exists(resolved) or not hub_could_not_give(error):
             raise
         raise not_on_the_hub("the encoder", name, error) from error
-    positions = getattr(getattr(model[0], "auto_model", None), "config", None)
-    positions = getattr(positions, "max_position_embeddings", None) or DEFAULT_MAX_LENGTH
+    transformer = getattr(model[0], "auto_model", None)
+    positions = getattr(getattr(transformer, "config", None), "max_position_embeddings", None) or DEFAULT_MAX_LENGTH
+    padding = getattr(getattr(transformer, "embeddings", None), "padding_idx", None)
+    if padding is not None:  # RoBERTa-type models number positions from padding_idx + 1 (514 -> 512 usable)
+        positions -= int(padding) + 1
     if max_length is not None and max_length > positions:
         raise MaxLengthError(
             f"max_length={max_length} exceeds the {positions} positions of {name!r}: use max_length <= {positions}"

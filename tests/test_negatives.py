@@ -57,6 +57,7 @@ def outputs(gen, sentence, category):
         ("It isn't clear.", "It is clear.", "negation/remove-not"),
         ("Cells do not show the phenotype.", "Cells show the phenotype.", "negation/remove-do"),
         ("The treatment didn't work.", "The treatment worked.", "negation/remove-do"),
+        ("THE DRUG DOES NOT WORK.", "THE DRUG WORKS.", "negation/remove-do"),  # a heading: "THE DRUG works." before
     ],
 )
 def test_negation(gen, sentence, expected, rule):

@@ -553,3 +553,26 @@ def test_loading_safety_a_crafted_encoder_runs_no_code(tmp_path, tiny_encoder, c
     else:
         cv.MapVerifier(verifier.path, device="cpu")
     assert not (tmp_path / "marker").exists()
+
+
+def test_a_roberta_type_model_is_held_to_the_positions_it_can_use(tmp_path):
+    """RoBERTa numbers positions from padding_idx + 1: max_position_embeddings 34 with padding 0 leaves 33, and
+    max_length 34 passed the check and then failed inside the model (IndexError)."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
+    from transformers import BertTokenizerFast, RobertaConfig, RobertaModel
+
+    from pyterrier_compverify.encoder import MaxLengthError
+
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "dog", "cat"]
+    tokenizer = BertTokenizerFast(vocab={w: i for i, w in enumerate(vocab)}, do_lower_case=True)
+    config = RobertaConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                           intermediate_size=64, max_position_embeddings=34, pad_token_id=0)  # fmt: skip
+    RobertaModel(config).save_pretrained(tmp_path / "hf")
+    tokenizer.save_pretrained(tmp_path / "hf")
+    modules = [Transformer(str(tmp_path / "hf"), max_seq_length=32), Pooling(32, "mean"), Normalize()]
+    SentenceTransformer(modules=modules).save(str(tmp_path / "st"))
+    with pytest.raises(MaxLengthError, match="exceeds the 33 positions"):
+        cv.TokenEncoder(str(tmp_path / "st"), max_length=34, device="cpu", dtype="fp32")
+    encoder = cv.TokenEncoder(str(tmp_path / "st"), device="cpu", dtype="fp32")
+    assert encoder.max_length == 33 and encoder.encode(["dog " * 100]).token_states[0].shape == (33, 32)

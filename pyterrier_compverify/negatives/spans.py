@@ -22,7 +22,14 @@ def render(doc, changes: dict[int, str]) -> str:
 
 
 def match_case(new: str, old: str) -> str:
-    """Give ``new`` the capitalisation of ``old`` (Title or lower; acronyms keep their own case)."""
+    """Give ``new`` the capitalisation of ``old`` (Title, lower or all capitals, as in a heading; a new acronym
+    keeps its own case).
+
+    >>> match_case("works", "Work"), match_case("works", "WORK"), match_case("DNA", "protein")
+    ('Works', 'WORKS', 'DNA')
+    """
+    if old.isupper() and len(old) > 1 and new.islower():  # "THE DRUG DOES NOT WORK." -> "THE DRUG WORKS."
+        return new.upper()
     if old[:1].isupper() and not (old.isupper() and len(old) > 1):
         return new[:1].upper() + new[1:]
     if old[:1].islower() and not (new.isupper() and len(new) > 1):
