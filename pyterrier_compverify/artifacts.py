@@ -125,6 +125,15 @@ def verify_sums(folder: Path, sums: dict | None, error: type[CorruptArtifactErro
             raise error(f"{Path(folder) / name} does not match the sha256 recorded at build time: {fix}")
 
 
+def write_json(path: Path, value) -> None:
+    """Write ``value`` as JSON to ``path`` in one step: a hidden file beside it, then renamed over it, so a reader
+    never finds half a file."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(value, indent=2), encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def remove_path(path: Path) -> None:
     """Delete a file or a folder, if it is there."""
     with contextlib.suppress(FileNotFoundError):

@@ -18,7 +18,7 @@ from pathlib import Path
 import pyterrier as pt
 import pyterrier_alpha as pta
 
-from .artifacts import SizedIterator, build_lock, corpus_length, docno_text, remove_path
+from .artifacts import SizedIterator, build_lock, corpus_length, docno_text, remove_path, write_json
 from .encoder import TokenEncoder
 from .spec import EncoderSpec
 from .store import TokenStore
@@ -111,9 +111,7 @@ class BiEncoder(TokenEncoder):
                 with build_lock(path / TOKENS_DIR):
                     remove_path(path / TOKENS_DIR)
             (self.doc_encoder(verbose=verbose) >> flex.indexer(mode=built)).index(_unique_docnos(docs, total))
-        temporary = path / f"{ENCODER_FILE}.tmp"
-        temporary.write_text(json.dumps(self.spec.to_dict(), indent=1), encoding="utf-8")
-        os.replace(temporary, path / ENCODER_FILE)
+        write_json(path / ENCODER_FILE, self.spec.to_dict())
         return self.open_index(path)
 
     def open_index(self, path: str | os.PathLike) -> BiEncoderIndex:

@@ -79,12 +79,10 @@ def register(subparsers) -> None:
 
 
 def explain_command(args: argparse.Namespace) -> list:
-    """``compverify explain`` from its parsed options; a missing matplotlib is found before any model loads."""
+    """``compverify explain`` from its parsed options (``run_explain`` finds a missing matplotlib before any model
+    loads; its MissingExtraError is one line from the CLI)."""
     from .cli_options import given
-    from .explain import require_matplotlib
 
-    if args.out is not None:
-        require_matplotlib()  # before any model loads; its MissingExtraError is one line from the CLI
     return run_explain(
         args.query, args.texts, reranker=args.reranker, out=args.out, **given(args, "model", "max_length", "device")
     )

@@ -100,16 +100,10 @@ class TokenReranker(pt.Transformer):
         if isinstance(head, str) and head != self.HEAD and head_spec(head).learned:
             import warnings
 
-            from .verifier import default_verifier_path  # here: verifier imports this module
-
-            try:
-                default_verifier_path(head)
-                packaged = f"cv.{head_spec(head).reranker}() (the packaged weights) or "
-            except FileNotFoundError:  # no weights of this head ship with the package
-                packaged = ""
             warnings.warn(
                 f"head {head!r} has trained weights, and by name it is built untrained (random weights): use "
-                f"{packaged}cv.Verifier(path).reranker() for trained ones, or pass a module",
+                "cv.MapVerifier() (the packaged F4), cv.MapCNN() (F3), cv.WeightedMaxSim() (F1w) or "
+                "cv.Verifier(path).reranker() for trained ones, or pass a module",
                 stacklevel=2,
             )
         self.head = build_head(head, dim=self.encoder.dim) if isinstance(head, str) else head

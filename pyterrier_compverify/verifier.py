@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from . import rerank
-from .artifacts import CorruptArtifactError, build_lock, file_sha256, read_meta, remove_path, verify_sums
+from .artifacts import CorruptArtifactError, build_lock, file_sha256, read_meta, remove_path, verify_sums, write_json
 from .encoder import MaxLengthError, TokenEncoder, hub_offline
 from .encoder_delta import DELTA_FILE, apply_delta, write_delta
 from .rerank import TokenReranker
@@ -151,10 +151,7 @@ class Verifier(pt.Artifact):
             self._write_meta(meta)
 
     def _write_meta(self, meta: dict) -> None:
-        path = Path(self.path) / META_FILE
-        tmp = path.with_name(f".{META_FILE}.tmp")
-        tmp.write_text(json.dumps(meta, indent=2))
-        os.replace(tmp, path)
+        write_json(Path(self.path) / META_FILE, meta)
 
     def compact(self, base: str | None = None) -> bool:
         """Replace a full copy of a fine-tuned encoder (``encoder/``) by its changes against ``base`` (default: the

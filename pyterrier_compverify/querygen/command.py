@@ -75,7 +75,7 @@ def run_querygen(
 
     if not 0.0 <= leakage <= 1.0:
         raise ValueError(f"leakage is a ROUGE-L threshold in [0, 1], got {leakage}")
-    out = Path(out).expanduser()
+    out = Path(out)
     out, valid_path = output_files(
         [out, out.with_name(out.stem + ".valid" + out.suffix)], (".jsonl", ".csv"), overwrite
     )

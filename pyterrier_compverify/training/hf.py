@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import warnings
 from collections.abc import Callable
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..artifacts import remove_path
+from ..artifacts import remove_path, write_json
 from .config import TrainingSchedule
 
 RUN_FILE = "compverify_run.json"  # the fingerprint of the run whose outputs the folder holds
@@ -98,9 +97,7 @@ def prepare_output(
         for path in held:
             remove_path(path)
     output_dir.mkdir(parents=True, exist_ok=True)
-    tmp = record.with_name(f".{RUN_FILE}.tmp")
-    tmp.write_text(json.dumps(fingerprint, indent=2))
-    os.replace(tmp, record)
+    write_json(record, fingerprint)
 
 
 def _read_json(path: Path) -> dict | None:

@@ -44,7 +44,7 @@ def interpolate_encoders(
         if held == record:
             return output_dir
         # a record from before the fingerprint was kept cannot vouch for the weights: rebuilt, not refused
-        unvouched = "fine_tuned_fingerprint" not in held and held == {k: record[k] for k in held if k in record}
+        unvouched = held == {k: v for k, v in record.items() if k != "fine_tuned_fingerprint"}
         if not overwrite and not unvouched:
             raise FileExistsError(f"{output_dir} holds another interpolation: {record_file.read_text()}")
     record_file.unlink(missing_ok=True)  # first: a run killed while saving must not leave the old record on new weights
