@@ -33,7 +33,7 @@ from pyterrier_compverify.encoder import native_bf16
 from pyterrier_compverify.reporting import refuse_overwrite, write_table
 from pyterrier_compverify.scoring.heads.map_transformer import MapTransformerHead
 from pyterrier_compverify.training import VerifierTrainingConfig, train_verifier
-from pyterrier_compverify.training.data import retrieval_triplets
+from pyterrier_compverify.training.data import SCIFACT_TEST, retrieval_triplets
 
 AS_FILED = "47fb551"  # main when the verifier issue measured "today's frozen trainer"
 VARIANTS = {  # name -> config overrides (``as_filed``: that commit's code); the first is the baseline of the ratios
@@ -141,7 +141,7 @@ def main() -> None:
     refuse_overwrite(stem, args.overwrite)
     cv.setup_local_data()
     started = time.time()
-    rows = retrieval_triplets("irds:beir/scifact/train").head(args.rows)
+    rows = retrieval_triplets("irds:beir/scifact/train", held_out=SCIFACT_TEST).head(args.rows)
     encoder = cv.TokenEncoder(device="cpu")
     base = dict(head=args.head, head_config=head_config, batch_size=args.batch_size, save_steps=10_000, logging_steps=1)
     variants = {name: o for name, o in VARIANTS.items() if native_bf16() or not o.get("bf16")}

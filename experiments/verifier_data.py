@@ -23,7 +23,7 @@ def data(args) -> None:
     from pyterrier_compverify.datasets.flickr8k import flickr8k_captions
     from pyterrier_compverify.negatives import RuleBasedGenerator
     from pyterrier_compverify.negatives.captions import KINDS, caption_edits
-    from pyterrier_compverify.training.data import corpus_sentences, retrieval_triplets
+    from pyterrier_compverify.training.data import SCIFACT_TEST, corpus_sentences, retrieval_triplets
 
     out = Path(args.run_dir) / "data"
     out.mkdir(parents=True, exist_ok=True)
@@ -61,7 +61,7 @@ def data(args) -> None:
         print(f"scifact: {len(result.table)} edits in {time.time() - start:.0f}s")
     path = out / "scifact-retrieval.jsonl"
     if not path.exists():
-        triplets = retrieval_triplets("irds:beir/scifact/train")
+        triplets = retrieval_triplets("irds:beir/scifact/train", held_out=SCIFACT_TEST)
         queries = sorted(triplets["anchor"].unique())
         dev = set(np.random.default_rng(0).choice(queries, DEV_QUERIES, replace=False))
         triplets[~triplets["anchor"].isin(dev)].to_json(path, orient="records", lines=True)

@@ -30,7 +30,13 @@ from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, build_indices
 from pyterrier_compverify.reporting import refuse_overwrite, write_table
 from pyterrier_compverify.scoring import head_spec
 from pyterrier_compverify.training import VerifierTrainingConfig, train_verifier
-from pyterrier_compverify.training.data import corpus_sentences, mix_rows, retrieval_triplets, structural_triplets
+from pyterrier_compverify.training.data import (
+    SCIFACT_TEST,
+    corpus_sentences,
+    mix_rows,
+    retrieval_triplets,
+    structural_triplets,
+)
 
 COLLECTIONS = ["irds:beir/scifact/test", "irds:cranfield", "compverify/capretrieval/en"]
 MEASURES = [nDCG @ 10, RR @ 10, Success @ 1, Success @ 10]
@@ -38,7 +44,7 @@ PENALTY = {"beta": 0.5, "tau": 0.9}  # PAPERS.md: beta about 0.5-1, tau 0.9
 
 
 def training_rows(args) -> pd.DataFrame:
-    retrieval = retrieval_triplets("irds:beir/scifact/train")
+    retrieval = retrieval_triplets("irds:beir/scifact/train", held_out=SCIFACT_TEST)
     if args.edits and Path(args.edits).exists():
         edits = pd.read_json(args.edits, lines=True)
     else:

@@ -65,6 +65,25 @@ def test_documents_whose_text_is_in_another_field_keep_it():
         list(c._title_and_text([{"docno": "D5", "url": "u", "html": "<p>"}]))
 
 
+@pytest.mark.integration
+def test_scifact_train_without_the_claims_it_repeats_from_test(data_dir):
+    """BEIR SciFact train repeats two test claims word for word; train rows and dev splits leave them out."""
+    train = load_collection("irds:beir/scifact/train")
+    kept = train.topics_outside("irds:beir/scifact/test")
+    dropped = set(train.topics()["query"]) - set(kept["query"])
+    assert len(kept) == 807 and dropped == {
+        "Obesity decreases life quality.",
+        "There is no association between HNF4A mutations and diabetes risks.",
+    }
+
+
+def test_query_key_ignores_case_and_spacing():
+    from pyterrier_compverify.datasets.collection import query_key
+
+    assert query_key("  Obesity  decreases\tLIFE quality.") == query_key("obesity decreases life quality.")
+    assert query_key("a b") != query_key("ab")
+
+
 def test_strip_punctuation_keeps_words_and_non_latin():
     assert strip_punctuation("0-dimensional biomaterials?") == "0 dimensional biomaterials"
     assert strip_punctuation("猫, 狗") == "猫 狗"

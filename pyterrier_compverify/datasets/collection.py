@@ -80,6 +80,17 @@ class Collection:
         topics["query"] = topics["query"].map(self._text)
         return topics
 
+    def topics_outside(self, *dataset_ids: str) -> pd.DataFrame:
+        """:meth:`topics` less the queries whose text (case and spacing aside) is a query of any of
+        ``dataset_ids``: BEIR SciFact's train split repeats two test claims word for word, with the same relevant
+        abstract, so train rows or a dev split drawn from train would hold test queries.
+
+        >>> load_collection("irds:beir/scifact/train").topics_outside("irds:beir/scifact/test")  # doctest: +SKIP
+        """
+        topics = self.topics()
+        held = {query_key(q) for d in dataset_ids for q in load_collection(d).topics()["query"]}
+        return topics[~topics["query"].map(query_key).isin(held)].reset_index(drop=True)
+
     @property
     def extra_measures(self) -> list:
         """Measures the collection's paper reports beyond the standard ones (CapRetrieval: nDCG@1, nDCG@5)."""
@@ -100,6 +111,11 @@ class Collection:
         qrels["qid"] = qrels["qid"].astype(str)
         qrels["label"] = qrels["label"].clip(lower=0).astype(int)
         return qrels
+
+
+def query_key(text: str) -> str:
+    """A query's text with case and spacing made uniform, for finding a query repeated in another split."""
+    return " ".join(str(text).casefold().split())
 
 
 def _vaswani_docs(path: str, normalise) -> Iterator[dict]:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+SCIFACT_TEST = ("irds:beir/scifact/test",)  # the test split whose repeated claims train rows leave out
 SENTENCE_END = r"(?<=[.!?])\s+(?=[A-Z])"  # end punctuation, white space, a capital
 
 
@@ -19,17 +20,20 @@ def retrieval_triplets(
     *,
     index_dir: str | os.PathLike | None = None,
     negatives_from: int = 10,
+    held_out: Sequence[str] = (),
     seed: int = 42,
 ) -> pd.DataFrame:
     """(claim, cited abstract, BM25 hard negative) rows: for each relevant (query, document) pair, a negative
-    drawn from the query's BM25 top ``negatives_from`` that is never one of its relevant documents."""
+    drawn from the query's BM25 top ``negatives_from`` that is never one of its relevant documents. Queries whose
+    text is also a query of a ``held_out`` dataset (e.g. ``irds:beir/scifact/test``: SciFact train repeats two
+    test claims) are left out."""
     from ..datasets import load_collection
     from ..pipelines import DEFAULT_INDEX_DIR, bm25_index, bm25_pipeline
 
     collection = load_collection(dataset_id)
     texts = {d["docno"]: d["text"] for d in collection.corpus_iter()}
-    topics, qrels = collection.topics(), collection.qrels()
-    qrels = qrels[qrels["label"] > 0]
+    topics, qrels = collection.topics_outside(*held_out), collection.qrels()
+    qrels = qrels[(qrels["label"] > 0) & qrels["qid"].isin(topics["qid"])]
     pisa = bm25_index(collection, Path(index_dir or DEFAULT_INDEX_DIR) / collection.name / "bm25.pisa")
     run = bm25_pipeline(pisa, num_results=negatives_from + 20)(topics)
     relevant = qrels.groupby("qid")["docno"].apply(set).to_dict()
@@ -246,7 +250,11 @@ def recipe_rows(
     """Model A's rows (SciFact train claims -> cited abstracts, plus title -> abstract pairs) or Model B's
     (the same plus structural rows from ``edits`` making ``share`` of the rows)."""
     retrieval = pd.concat(
-        [retrieval_triplets(seed=seed), title_abstract_triplets(limit=self_supervised, seed=seed)], ignore_index=True
+        [
+            retrieval_triplets(held_out=SCIFACT_TEST, seed=seed),
+            title_abstract_triplets(limit=self_supervised, seed=seed),
+        ],
+        ignore_index=True,
     )
     if recipe == "A":
         return mix_rows(retrieval, retrieval.iloc[:0], share=0.0, seed=seed)
