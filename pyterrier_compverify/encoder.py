@@ -21,6 +21,7 @@ import pyterrier_dr
 import torch
 
 from ._device import resolve_device
+from .query_tokens import QueryEncoderStage
 from .scoring.simmap import normalise_states
 from .spec import DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH, DEFAULT_MODEL, EncoderSpec
 
@@ -473,7 +474,7 @@ def _batch(features: dict, rows: torch.Tensor, length: int) -> dict:
     return out
 
 
-class CheckedQueryEncoder(pyterrier_dr.BiQueryEncoder):
+class CheckedQueryEncoder(QueryEncoderStage):
     """pyterrier-dr's ``BiQueryEncoder`` refusing missing or non-string queries by name before its ``np.unique``."""
 
     def transform(self, inp):

@@ -38,8 +38,29 @@ class QueryTokens:
     store: TokenStore | None = None
     text: str | None = None
 
+    def __repr__(self) -> str:  # not the states: a printed result frame shows one per row
+        store = "" if self.store is None else f", store={self.store!r}"
+        return f"QueryTokens(m={self.states.shape[0]}, text={self.text!r}, encoder={self.spec.name!r}{store})"
 
-class QueryTokenEncoder(pyterrier_dr.BiQueryEncoder):
+
+class QueryEncoderStage(pyterrier_dr.BiQueryEncoder):
+    """pyterrier-dr's query encoder, equal to another (PyTerrier's tree plan runs equal stages once) only of the
+    same class, encoder spec (name, weights fingerprint, max length, dtype), batch size and store: pyterrier-dr
+    compares the model's name alone, so two indices' query encoders, or an fp32 and a bf16 one, were merged."""
+
+    store: TokenStore | None = None
+
+    def _eq_key(self) -> tuple:
+        return (type(self), self.bi_encoder_model.spec, self.batch_size, self.store)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and self._eq_key() == other._eq_key()
+
+    def __hash__(self) -> int:
+        return hash(self._eq_key())
+
+
+class QueryTokenEncoder(QueryEncoderStage):
     """Adds ``query_vec`` (pooled, for a pyterrier-dr retriever) and ``query_toks`` (:class:`QueryTokens`, for a
     token reranker) to a query frame, encoding each distinct query once. With ``store``, each ``query_toks`` also
     names the token store of the index the next stage retrieves from."""

@@ -39,8 +39,10 @@ class TokenReranker(pt.Transformer):
     scored against its own ``query`` text (one qid with two texts is scored correctly). Each distinct query is
     encoded once (or its ``query_toks`` from the first stage are used, when a compatible encoder made them from
     the same text);
-    document token states come from the store when one is given (no re-encoding), otherwise each distinct text
-    in the frame is encoded once.
+    document token states come from the store when one is given (no re-encoding), else from the index the first
+    stage retrieved from (``cv.BiEncoder(...).retriever(index)``; a docno that index lacks, such as a passage of
+    ``pt.text.sliding``, is scored from its text), otherwise each distinct text in the frame is encoded once.
+    ``store=False`` always scores the text, and so does a ``text_field`` given explicitly, where the rows carry it.
 
     ``head`` is a registered head name (``"F1"``, ``"Pooled"``, ...; see ``scoring.HEADS``) or a module;
     ``device`` is where maps and the head run (default: the encoder's device). ``dtype`` ``"float32"`` (default)
@@ -66,7 +68,7 @@ class TokenReranker(pt.Transformer):
         encoder: TokenEncoder | None = None,
         *,
         head: str | nn.Module | None = None,
-        store: TokenStore | str | os.PathLike | None = None,
+        store: TokenStore | str | os.PathLike | bool | None = None,
         text_field: str | None = None,
         batch_size: int | None = None,
         score_batch_size: int = 256,
@@ -83,7 +85,11 @@ class TokenReranker(pt.Transformer):
         except ValueError as e:
             raise ValueError(f"{e}; or 'int8' over a store built with codec='int8'") from None
         self.dtype = COMPUTE_DTYPES[dtype]
-        self.store = TokenStore(store) if isinstance(store, (str, os.PathLike)) else store
+        # False: never a store (not the first stage's either); an explicit text_field: its text where rows carry it
+        self.first_stage_store = store is not False and text_field is None
+        self.store = TokenStore(store) if isinstance(store, (str, os.PathLike)) else None if store is False else store
+        self._store = False if store is False else self.store  # pt.inspect: the options as given
+        self._text_field = text_field
         if self.store is not None:
             self.store.check_encoder(self.encoder)
             if self.int8:
@@ -109,9 +115,13 @@ class TokenReranker(pt.Transformer):
         self.head = build_head(head, dim=self.encoder.dim) if isinstance(head, str) else head
 
     def __repr__(self) -> str:
-        store = f", store={self.store!r}" if self.store is not None else ""
         head = "" if self.HEAD is not None else f", head={getattr(self.head, 'head_name', self.head)!r}"
-        return f"{type(self).__name__}({self.encoder!r}{head}{store}{self._dtype_repr()})"
+        return f"{type(self).__name__}({self.encoder!r}{head}{self._source_repr()}{self._dtype_repr()})"
+
+    def _source_repr(self) -> str:
+        """``, store=...`` and ``, text_field=...`` where given: where the documents' token states come from."""
+        store = f", store={self._store!r}" if self._store is not None else ""
+        return store + (f", text_field={self._text_field!r}" if self._text_field is not None else "")
 
     def _dtype_repr(self) -> str:
         """``, dtype='...'`` unless the reranker scores in float32 (the default)."""
@@ -122,7 +132,10 @@ class TokenReranker(pt.Transformer):
     def _eq_key(self) -> tuple:
         """What makes two rerankers give the same scores (PyTerrier's pipeline tooling compares these)."""
         store = str(self.store.path) if self.store is not None else None
-        return (type(self), self.encoder.spec, store, self.text_field, self._head_key(), self.dtype, self.int8)
+        return (
+            type(self), self.encoder.spec, store, self.first_stage_store, self.text_field, self._head_key(), self.dtype,
+            self.int8,
+        )  # fmt: skip
 
     def _head_key(self):
         """The head's part of :meth:`_eq_key`: a weight-free head is its function, name and options (a
@@ -164,17 +177,23 @@ class TokenReranker(pt.Transformer):
         if len(inp) == 0:
             out = inp.drop(columns=["score", "rank"], errors="ignore")
             return out.assign(score=pd.Series(dtype="float64"), rank=pd.Series(dtype="int64"))
-        store = (
-            self.store if self.store is not None else self._first_stage_store(inp, text=self.text_field in inp.columns)
-        )
-        if store is None and self.text_field not in inp.columns:
+        has_text = self.text_field in inp.columns
+        store = self.store
+        if store is None and (self.first_stage_store or not has_text):
+            store = self._first_stage_store(inp, text=has_text)
+        if store is None and not has_text:
             raise ValueError(
                 f"{type(self).__name__} needs the documents' token states or text: retrieve with "
                 f"cv.BiEncoder(...).retriever(index) (its index holds token states), pass store=cv.TokenStore(path), "
                 f"or add pt.text.get_text(dataset, {self.text_field!r}) before it"
             )
         query_ids, query_states = self._query_states(inp)
-        candidates, deferred = self._candidates(inp, store)
+        try:
+            candidates, deferred = self._candidates(inp, store)
+        except KeyError:  # docnos the first stage's index lacks (e.g. passages of pt.text.sliding): their text
+            if store is self.store or not has_text:
+                raise
+            candidates, deferred = self._candidates(inp, None)
         scores = np.empty(len(inp), dtype=np.float64)
         groups = dict(enumerate(np.split(np.argsort(query_ids, kind="stable"), np.cumsum(np.bincount(query_ids))[:-1])))
         self._head_on_device()
@@ -307,6 +326,7 @@ class TokenReranker(pt.Transformer):
                     dtype=self.dtype,
                     deferred=deferred,
                     positions=rows,
+                    stored_form=store.stored_form,
                 )
 
             return from_store, deferred

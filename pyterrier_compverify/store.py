@@ -170,11 +170,31 @@ class TokenStore(pt.Artifact):
     def _ids(self, docnos: Sequence[str]) -> np.ndarray:
         self._load()
         docnos = np.asarray(docnos, dtype=object)
-        ids = self._docnos.inv.lookup(docnos.astype(str)) if len(docnos) else np.zeros(0, dtype=np.int64)
+        keys = docnos.astype(str)
+        ids = self._lookup(keys) if len(keys) else np.zeros(0, dtype=np.int64)
         if (ids < 0).any():
             missing = list(docnos[ids < 0][:5])
             raise KeyError(f"{int((ids < 0).sum())} docno(s) not in {self}, e.g. {missing}")
         return ids
+
+    def _lookup(self, keys: np.ndarray) -> np.ndarray:
+        """Row ids of ``keys`` (str array), -1 for a key the store does not hold. npids reads ``prefix + integer``
+        docnos as integers, so ``"d01"`` would find ``d1``: a found id counts only when its docno is the key."""
+        try:
+            ids = np.asarray(self._docnos.inv.lookup(keys), dtype=np.int64)
+        except ValueError:  # npids' integer codec fails on a key shorter than its prefix: one key at a time
+            ids = np.array([self._lookup_one(k) for k in keys], dtype=np.int64)
+        found = ids >= 0
+        if found.any():
+            back = np.asarray(self._docnos.fwd[ids[found]]).astype(str)
+            ids[np.flatnonzero(found)[back != keys[found]]] = -1
+        return ids
+
+    def _lookup_one(self, key: str) -> int:
+        try:
+            return int(self._docnos.inv.lookup(np.array([key]))[0])
+        except ValueError:
+            return -1
 
     def token_states(self, docnos: Sequence[str]) -> list[np.ndarray]:
         """Arrays of shape (n_i, dim), one per docno: fp16 memory-mapped views of an fp16 store, float32 decoded
@@ -222,6 +242,19 @@ class TokenStore(pt.Artifact):
         if self._view is not None:  # fp16: the memory map itself
             return gather_rows(self._view, starts, ends)
         return self._states.gather(starts, ends)
+
+    def stored_form(self, rows: torch.Tensor) -> torch.Tensor:
+        """(T, dim) float rows as this store would hold and serve them (as :meth:`gather` does): fp16 or bf16
+        rounded, or decoded from int8 / pq codes. A reranker makes the query's own map so, to measure candidates
+        against it (``scoring.pairs.self_map``): the query's own text, read from the store, then scores as it."""
+        self._load()
+        if self._view is not None:
+            return rows.half()
+        codec = self._states.codec
+        if hasattr(codec, "gather"):  # bf16: served as stored
+            return rows.to(torch.bfloat16)
+        coded = codec.encode_block(rows.detach().float().cpu().numpy())
+        return torch.from_numpy(np.ascontiguousarray(codec.decode_rows(coded))).to(rows.device)
 
     def gather_int8(self, starts: np.ndarray, ends: np.ndarray) -> Int8Rows:
         """As :meth:`gather`, the rows of an int8-coded store as stored: int8 codes (T, dim) with their per-token

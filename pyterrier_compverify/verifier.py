@@ -366,11 +366,10 @@ class TrainedHeadReranker(TokenReranker):
         return (str(Path(self.verifier.path).resolve()), repr(self.penalty))
 
     def __repr__(self) -> str:
-        store = f", store={self.store!r}" if self.store is not None else ""
         penalty = f", penalty={self.penalty}" if self.penalty else ""
         trained = self.verifier.spec.max_length  # shown when served at another length: another system's name
         length = "" if self.encoder.max_length == trained else f", max_length={self.encoder.max_length}"
-        return f"{type(self).__name__}({self.verifier!r}{store}{penalty}{length}{self._dtype_repr()})"
+        return f"{type(self).__name__}({self.verifier!r}{self._source_repr()}{penalty}{length}{self._dtype_repr()})"
 
 
 class MapVerifier(TrainedHeadReranker):

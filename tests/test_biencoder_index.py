@@ -191,3 +191,50 @@ def test_a_dense_only_overwrite_drops_the_old_token_states(model, tmp_path):
 def test_a_generator_gets_a_bar_total_from_total(model, tmp_path, capfd):
     model.index((d for d in DOCS), tmp_path / "gen.index", total=len(DOCS))
     assert f"token store: 100%|██████████| {len(DOCS)}/{len(DOCS)}" in capfd.readouterr().err
+
+
+def test_tree_plan_keeps_two_indices_query_encoders_apart(model, index, tmp_path):
+    """PyTerrier's tree plan runs equal stages once: two indices' query encoders must not compare equal, or the
+    second system reranks with the first index's token states (review 50-a)."""
+    int8 = model.index(DOCS, tmp_path / "int8.index", codec="int8")
+    first, second = model.retriever(index.path), model.retriever(int8.path)
+    assert first[0] != second[0] and model.query_token_encoder() != model.query_encoder()
+    assert model.retriever(index.path)[0] == first[0]  # the same index: one stage
+    seen = []
+    spy = lambda tag: pt.apply.generic(lambda df: seen.append((tag, {t.store for t in df["query_toks"]})) or df)  # noqa: E731
+    qrels = pd.DataFrame({"qid": ["q1"], "docno": ["d1"], "label": [1]})
+    pt.Experiment([first % 3 >> spy("a"), second % 3 >> spy("b")], TOPICS, qrels, ["map"], plan="tree")
+    assert dict(seen) == {"a": {index.store}, "b": {int8.store}}
+
+
+def test_an_explicit_text_field_or_store_false_scores_the_rows_text(model, index):
+    """After model.retriever(index) the index's token states are used, unless the user asks for a text field or
+    store=False; a docno the index lacks (a passage of pt.text.sliding) is scored from its text."""
+    dense = model.retriever(index.path, num_results=3)
+    other = pt.apply.generic(lambda df: df.assign(title="protein gene cell", text="protein gene cell"))
+    from_store = (dense >> other >> cv.MaxSim(model))(TOPICS)
+    titles = (dense >> other >> cv.MaxSim(model, text_field="title"))(TOPICS)
+    texts = (dense >> other >> cv.MaxSim(model, store=False))(TOPICS)
+    assert from_store.groupby("qid")["score"].nunique().max() > 1  # each document's own states
+    assert titles.groupby("qid")["score"].nunique().max() == 1  # the one title every row carries
+    np.testing.assert_allclose(titles["score"], texts["score"], atol=1e-6)
+    assert "store=False" in repr(cv.MaxSim(model, store=False))
+    passages = pt.apply.generic(lambda df: df.assign(docno=df["docno"] + "%p0", text="protein gene cell"))
+    assert len((dense >> passages >> cv.MaxSim(model))(TOPICS)) == 6
+
+
+def test_a_store_refuses_docnos_it_does_not_hold_that_look_like_its_own(model, tmp_path):
+    """npids reads 'd' + integer docnos as integers: 'd01' found d1's states, '01' found document '1'."""
+    store = model.index(DOCS, tmp_path / "x.index").store
+    for missing in (["d01"], ["D1"], ["z"], [1], ["d1", "d001"]):
+        with pytest.raises(KeyError, match="not in TokenStore"):
+            store.token_states(missing)
+    numeric = model.index([{**d, "docno": str(i)} for i, d in enumerate(DOCS)], tmp_path / "n.index").store
+    with pytest.raises(KeyError, match=r"e\.g\. \['00', '01'\]"):
+        numeric.token_states(["00", "01", "1"])
+    assert len(numeric.token_states(["0", "3", 1])) == 3
+
+
+def test_query_tokens_print_short(model, index):
+    res = (model.retriever(index.path) % 1)(TOPICS[:1])
+    assert repr(res["query_toks"].iloc[0]).startswith("QueryTokens(m=") and len(repr(res)) < 2000

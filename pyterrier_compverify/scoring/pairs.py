@@ -14,7 +14,7 @@ from torch import nn
 
 from .heads.fixed import FixedHead, maxsim
 from .heads.token_weights import TokenWeightedMaxSim
-from .int8_rows import Int8Rows
+from .int8_rows import Int8Rows, int8_product, quantise_rows
 from .packed_maxsim import concatenated_ranges, maxsim_both_ways, maxsim_packed, row_bounds
 from .penalty import ConditionalPenalty
 from .registry import head_kind
@@ -36,17 +36,54 @@ def run_head(head: nn.Module, dtype: torch.dtype, *inputs: torch.Tensor, **optio
         return head(*inputs, **options).float()
 
 
+def self_map(queries: torch.Tensor, product: torch.dtype = torch.float32, stored=None) -> torch.Tensor:
+    """Each query's map with its own states (G, m, m), float32, made as a candidate's map is made, so a candidate
+    whose text is the query gets the query's own map (and a penalty measured against it is zero): the second
+    side as the candidates' rows are held (``stored``: their dtype, e.g. fp16 rows; a function of (T, d) rows,
+    e.g. a store's codec; or ``"int8"`` for int8 products of rows quantised per token), the product in
+    ``product`` precision.
+
+    >>> q = torch.nn.functional.normalize(torch.randn(1, 3, 8), dim=-1)
+    >>> bool(torch.allclose(self_map(q), q @ q.transpose(1, 2)))
+    True
+    """
+    if isinstance(stored, str) and stored == "int8":
+        g, m, d = queries.shape
+        rows = quantise_rows(queries.reshape(-1, d))
+        return torch.stack([int8_product(rows[i * m : (i + 1) * m], rows[i * m : (i + 1) * m]) for i in range(g)])
+    if callable(stored):
+        side = stored(queries.reshape(-1, queries.shape[-1])).reshape(queries.shape)
+    else:
+        side = queries if stored is None else queries.to(stored)
+    if product == torch.float32 and side.dtype == torch.float32 and side is queries:
+        return similarity_map(queries, queries)
+    return similarity_map(queries.to(product), side.to(queries.device, product)).float()
+
+
+def candidate_side(packed, stored_form=None):
+    """How the candidates' rows are held, for :func:`self_map`: ``"int8"`` for :class:`Int8Rows`, else the
+    store's ``stored_form`` where given, else the rows' dtype."""
+    if isinstance(packed, Int8Rows):
+        return "int8"
+    return stored_form if stored_form is not None else packed.dtype
+
+
 def query_verdicts(
-    head: nn.Module, queries: torch.Tensor, query_mask: torch.Tensor, dtype: torch.dtype = torch.float32
+    head: nn.Module,
+    queries: torch.Tensor,
+    query_mask: torch.Tensor,
+    dtype: torch.dtype = torch.float32,
+    product: torch.dtype = torch.float32,
+    stored=None,
 ) -> dict:
     """The options a map head needs besides the map, per query of zero-padded queries (G, m, d) with mask (G, m):
     for a head that measures candidates against the query's own text (``needs_query_verdict``, e.g.
     ``ConditionalPenalty(reference="query")``) ``query_verdict`` (G,), its verifier on each query's self-map;
     for a head that reads the query's states itself (``query_options``, e.g. F1w's token weights) what it
-    returns; else none."""
+    returns; else none. ``product`` / ``stored``: how the candidates' maps were made (:func:`self_map`)."""
     options = head.query_options(queries, query_mask) if hasattr(head, "query_options") else {}
     if getattr(head, "needs_query_verdict", False):
-        self_maps = similarity_map(queries, queries)
+        self_maps = self_map(queries, product, stored)
         options["query_verdict"] = run_head(head.query_verdict, dtype, self_maps, query_mask)
     return options
 
@@ -84,6 +121,7 @@ def score_packed(
     dtype: torch.dtype = torch.float32,
     deferred: DeferredVerdicts | None = None,
     positions: np.ndarray | None = None,
+    stored_form=None,
 ) -> torch.Tensor:
     """Candidates given as packed real-token rows (T, d) (any float dtype, e.g. fp16 rows of a store, or
     :class:`Int8Rows` of an int8 store, multiplied in integer arithmetic) with their (B, L) mask -> (B,) scores. A
@@ -97,7 +135,9 @@ def score_packed(
     (G, m), query g scored against ``sizes[g]`` consecutive candidates (several queries in one pass).
     ``dtype`` float32 is exact; bfloat16 multiplies the map in reduced precision
     (``simmap.reduced_product_dtype``) and runs the head under bf16 autocast (:func:`run_head`; the verifier of a
-    gated ``ConditionalPenalty`` in float32, see its ``verdict``)."""
+    gated ``ConditionalPenalty`` in float32, see its ``verdict``). ``stored_form``: a function giving (T, d) rows
+    as the store holds them (``TokenStore.stored_form``), so that a form measured against the query's own text
+    sees that text's map as a candidate's (:func:`self_map`; default: rounded to the rows' dtype)."""
     queries = query[None] if query.dim() == 2 else query
     if query_mask is None:
         query_mask = torch.ones(queries.shape[:2], dtype=torch.bool, device=query.device)
@@ -110,6 +150,7 @@ def score_packed(
         cand[mask] = packed.to(query.device, query.dtype)
         cand_query = queries.repeat_interleave(per_candidate, dim=0)
         return run_head(head, dtype, cand_query, cand_query_mask, cand, mask)
+    side = candidate_side(packed, stored_form)
     reduced = dtype != torch.float32 and not isinstance(packed, Int8Rows)
     product = reduced_product_dtype(packed.dtype, query.device) if reduced else torch.float32
     weighted = isinstance(head, TokenWeightedMaxSim)  # F1w: F1 with a weighted mean over the query's tokens
@@ -118,9 +159,9 @@ def score_packed(
         lengths = mask.sum(1).cpu().numpy()
         return maxsim_packed(queries, query_mask, packed, lengths, sizes, dtype=product, weights=weights)
     if is_gated(head):
-        return _gated_packed(head, queries, query_mask, packed, mask, sizes, product, deferred, positions)
+        return _gated_packed(head, queries, query_mask, packed, mask, sizes, product, deferred, positions, side)
     sim = similarity_map_packed(queries, packed, mask, sizes=sizes, dtype=product, query_mask=query_mask)
-    options = _per_row(query_verdicts(head, queries, query_mask, dtype), per_candidate)
+    options = _per_row(query_verdicts(head, queries, query_mask, dtype, product, side), per_candidate)
     return run_head(head, dtype, sim, cand_query_mask, mask, **options)
 
 
@@ -140,6 +181,7 @@ def _gated_packed(
     product: torch.dtype,
     deferred: DeferredVerdicts | None = None,
     positions: np.ndarray | None = None,
+    side=None,
 ) -> torch.Tensor:
     """The conditional penalty from packed rows: MaxSim both ways from one product of all rows in ``product``
     (no map), then one float32 verifier pass over the maps of the candidates whose gate is open and, with
@@ -166,7 +208,7 @@ def _gated_packed(
         masks, query_masks, which = [cand_mask], [cand_query_mask], None
         if head.needs_query_verdict:  # the queries' own maps in the same pass, padded to one width
             needed, which = owner[rows].unique(return_inverse=True)
-            maps.append(similarity_map(queries[needed], queries[needed]))  # (g, m, m)
+            maps.append(self_map(queries[needed], product, side))  # (g, m, m), made as the candidates
             masks.append(query_mask[needed])
             query_masks.append(query_mask[needed])
         width = max(x.shape[2] for x in maps)
