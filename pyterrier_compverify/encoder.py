@@ -156,10 +156,21 @@ def load_sentence_transformer(name: str, device: torch.device, max_length: int |
     return model, length
 
 
+DTYPE_ENV = "COMPVERIFY_DTYPE"  # bf16 or fp32: the default dtype, instead of the timed choice
+
+
 def default_dtype(device: torch.device) -> str:
     """``"bf16"`` on a CPU where bf16 products are faster than fp32 (:func:`fast_bf16`), where MiniLM encodes about
     3x faster with the same rankings (``benchmarks/results/encode.md``, ``tests/test_bf16.py``); ``"fp32"``
-    elsewhere (an AVX2 CPU emulates bf16 about 100x slower); GPUs are left as they were."""
+    elsewhere (an AVX2 CPU emulates bf16 about 100x slower); GPUs are left as they were. The timing can come out
+    either way on a loaded machine, so ``COMPVERIFY_DTYPE=fp32`` (or ``bf16``) fixes the choice, e.g. to compare
+    runs."""
+    chosen = os.environ.get(DTYPE_ENV, "").strip()
+    if chosen:
+        try:
+            return check_dtype(chosen)
+        except ValueError as error:
+            raise ValueError(f"{DTYPE_ENV}={chosen!r}: {error}") from None
     return "bf16" if torch.device(device).type == "cpu" and fast_bf16() else "fp32"
 
 
@@ -395,6 +406,8 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
         bar = pt.tqdm(total=len(texts), desc=f"encoding {_plural(what)}", unit=what, disable=not verbose)
         for chunk_start in range(0, len(texts), TOKENISE_CHUNK):
             chunk = texts[chunk_start : chunk_start + TOKENISE_CHUNK]
+            if getattr(self.model.tokenizer, "padding_side", "right") != "right":
+                self.model.tokenizer.padding_side = "right"  # batches are cut, and states read, from the left
             features = self.model.preprocess(chunk)
             lengths = features["attention_mask"].sum(dim=1)
             order = torch.argsort(-lengths, stable=True)

@@ -120,7 +120,7 @@ def explain(reranker: TokenReranker, query: str, text: str) -> Explanation:
     query_mask = torch.ones(q.shape[0], dtype=torch.bool, device=q.device)
     with torch.inference_mode():
         sim = similarity_map(q, cand)  # (1, m, n)
-        score = score_candidates(head, q, cand, cand_mask)
+        score = score_candidates(head, q, cand, cand_mask, dtype=reranker.dtype)  # as transform runs it from text
         base = maxsim(sim, query_mask, cand_mask)
         verdict = penalty = None
         if isinstance(head, ConditionalPenalty):

@@ -119,3 +119,24 @@ def test_loading_weights_shows_transformers_bar_only_for_a_verbose_encoder(tiny_
     assert hf_logging.is_progress_bar_enabled() and hf_logging.set_tqdm_hook(None) is None  # nothing left behind
     cv.TokenEncoder(tiny_model_dir, max_length=16, device="cpu", verbose=True)
     assert "Loading weights" in capfd.readouterr().err
+
+
+def test_a_tokenizer_set_to_pad_on_the_left_gives_the_same_states(tiny_model_dir):
+    """Batches are cut and states read from the left: a left-padding tokenizer gave short texts zero states."""
+    encoder = cv.TokenEncoder(tiny_model_dir, max_length=16, device="cpu", dtype="fp32")
+    texts = ["a dog", "the big red dog chases the small blue cat"]
+    alone = [encoder.encode([t]).token_states[0] for t in texts]
+    encoder.model.tokenizer.padding_side = "left"
+    together = encoder.encode(texts, batch_size=2)
+    for state, expected in zip(together.token_states, alone):
+        torch.testing.assert_close(state, expected, atol=1e-5, rtol=1e-5)
+
+
+def test_the_default_dtype_can_be_fixed_by_the_environment(tiny_model_dir, monkeypatch):
+    monkeypatch.setenv("COMPVERIFY_DTYPE", "fp32")
+    assert cv.TokenEncoder(tiny_model_dir, max_length=16, device="cpu").dtype == "fp32"
+    monkeypatch.setenv("COMPVERIFY_DTYPE", "bfloat16")
+    assert cv.TokenEncoder(tiny_model_dir, max_length=16, device="cpu").dtype == "bf16"
+    monkeypatch.setenv("COMPVERIFY_DTYPE", "fp16")
+    with pytest.raises(ValueError, match="COMPVERIFY_DTYPE='fp16': dtype must be 'bf16' or 'fp32'"):
+        cv.TokenEncoder(tiny_model_dir, max_length=16, device="cpu")

@@ -75,6 +75,14 @@ def test_explained_score_is_the_served_score(name, tiny_encoder, f4_verifier):
         assert reranker.explain(QUERY, text).score == pytest.approx(served[f"d{i}"], abs=1e-5)
 
 
+def test_a_bf16_rerankers_explained_score_is_its_served_score(tiny_encoder, f4_verifier):
+    """explain() ran the head in float32 whatever the reranker's dtype (review 50-c)."""
+    reranker = cv.MapVerifier(f4_verifier, encoder=tiny_encoder, penalty=False, dtype="bfloat16")
+    for text in TEXTS:
+        served = reranker(pd.DataFrame({"qid": "q1", "query": QUERY, "docno": ["d"], "text": [text]}))["score"][0]
+        assert reranker.explain(QUERY, text).score == pytest.approx(served, abs=1e-6)
+
+
 def test_fused_score_is_maxsim_minus_the_penalty_of_the_heads_verdict(tiny_encoder, f4_verifier):
     rerankers = _rerankers(tiny_encoder, f4_verifier)
     for text in TEXTS:
