@@ -1,5 +1,6 @@
-"""The granularity dilemma (PAPERS.md part B) with the offline MiniLM: fine-tune on SM, KW or SM+KW training
-queries for an in-domain pool (``--in-domain``: COCO captions from SugarCrepe, Flickr8k's train captions, or both)
+"""The granularity dilemma (its paper) with the offline MiniLM: fine-tune on SM, KW or SM+KW training
+queries for an in-domain pool (``--in-domain``: Flickr8k's train captions, the default; COCO captions from
+SugarCrepe, a near-miss test set whose text is then trained on (no labels: its captions as passages); or both)
 and an out-of-domain pool (SciFact and Vaswani abstracts), then evaluate on CapRetrievalEn (fine-grained, also per
 query type) and on SciFact test and Cranfield (generalisation), dense and dense >> MaxSim@100; the baseline also
 with >> MapVerifier. Each seed trains into its own folder under ``--work``.
@@ -215,7 +216,13 @@ def main() -> None:
     parser.add_argument("--strategies", default="SM,KW,SM+KW")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--pools", default="in,out", help="in (in-domain captions) and/or out (abstracts)")
-    parser.add_argument("--in-domain", default="coco", choices=sorted(IN_DOMAIN), help="the in-domain caption pool")
+    parser.add_argument(
+        "--in-domain",
+        default="flickr8k",
+        choices=sorted(IN_DOMAIN),
+        help="the in-domain caption pool (coco: SugarCrepe's captions, a near-miss test set's text; the default "
+        "before 2026-12-07, behind capretrieval.md)",
+    )
     parser.add_argument("--bf16", action="store_true", help="bf16 autocast in training")
     parser.add_argument("--collections", default=",".join([TARGET, *GENERALISATION]))
     parser.add_argument("--device", default=None)

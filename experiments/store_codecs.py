@@ -4,7 +4,7 @@ codebooks), each reranked in every compute dtype of ``--dtypes`` (the reranker's
 each collection is built once (or reused from the index cache, as ``compverify evaluate`` builds it) and recoded
 to each codec without re-encoding (``TokenStore.recode``).
 
-    COMPVERIFY_DATA=/path/to/data python experiments/store_codecs.py [--codecs fp16,int8,pq,pq96,pq64]
+    COMPVERIFY_DATA=/path/to/data python experiments/store_codecs.py [--codecs fp16,int8,pq128,pq96,pq64]
     COMPVERIFY_DATA=/path/to/data python experiments/store_codecs.py --codecs fp16,bf16 --dtypes float32,bfloat16
 
 One first stage per collection (dense top 100, query token states shared with the rerankers), so every row of a
@@ -35,7 +35,8 @@ CODECS = {
     "fp16": "fp16",
     "bf16": "bf16",
     "int8": "int8",
-    "pq": "pq",
+    "pq": "pq",  # the package default: m=128 when store-codecs.md was made, m=96 since
+    "pq128": {"name": "pq", "m": 128},
     "pq96": {"name": "pq", "m": 96},
     "pq64": {"name": "pq", "m": 64},
 }

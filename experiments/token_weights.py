@@ -230,7 +230,9 @@ def main() -> None:
     parser.add_argument("--work", default="runs/token-weights")
     parser.add_argument("--index-dir", default=str(DEFAULT_INDEX_DIR / "capretrieval-best"))
     parser.add_argument("--out", default=None, help="output stem (default: results/token-weights-STAGE)")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace an existing --out and the heads of the same name under --work"
+    )
     args = parser.parse_args()
     out = Path(args.out or Path(__file__).parent / "results" / f"token-weights-{args.stage}")
     refuse_overwrite(out, args.overwrite)
@@ -243,6 +245,17 @@ def main() -> None:
     encoder = cv.TokenEncoder(model_path or DEFAULT_MODEL, max_length=128, batch_size=32, verbose=False)
     work, index_dir = Path(args.work), Path(args.index_dir)
     work.mkdir(parents=True, exist_ok=True)
+    stem = (
+        "f1w"
+        + (f"-{args.tag}" if args.tag else "")
+        + (f"-mix{args.mix_scifact}" if args.mix_scifact else "")
+        + (f"-h{args.hidden}" if args.hidden else "")
+    )
+    stem += f"-i{args.images}" if args.images != 2000 else ""
+    held = [work / f"{stem}-s{seed}" for seed in seeds if (work / f"{stem}-s{seed}").exists()]
+    if held and not args.overwrite:  # committed results name these heads; the stem holds only some settings
+        parser.error(f"{', '.join(map(str, held))} already hold heads (other results may use them): give --tag, or "
+                     "--overwrite to replace them")  # fmt: skip
     models, sizes = {"MaxSim": None}, {}
     for seed in seeds:
         args.seed = seed
@@ -259,13 +272,6 @@ def main() -> None:
     dev = dev[DEVS].reset_index()
     chosen = {seed: choose(dev, seed) for seed in seeds}
     settings = {k: v for k, v in vars(args).items() if k not in ("out", "overwrite", "stage", "seed")}
-    stem = (
-        "f1w"
-        + (f"-{args.tag}" if args.tag else "")
-        + (f"-mix{args.mix_scifact}" if args.mix_scifact else "")
-        + (f"-h{args.hidden}" if args.hidden else "")
-    )
-    stem += f"-i{args.images}" if args.images != 2000 else ""
     for seed, name in chosen.items():  # each seed's chosen head as a Verifier artifact (cv.Verifier(path).reranker())
         if models[name] is not None:
             machine = ("work", "index_dir", "model")  # paths of this machine stay out of the artifact

@@ -3,6 +3,11 @@ Flickr8k train / dev captions and their near-miss edits, keyword / phrase querie
 of SciFact train-corpus sentences, reworded negations (a fifth of the adjectives held out for dev; also set inside
 a window of their abstract) and SciFact train retrieval triplets (200 queries held out for dev). Each file is
 written once and reused.
+
+"SciFact train-corpus" is the corpus as read through the train split; BEIR's SciFact has one corpus for train and
+test, so these sentences are test-corpus text too (no test query or label is read). The retrieval triplets leave
+out the two train claims that repeat test claims word for word (since 2026-12-07; the committed runs' data had
+them, one row each).
 """
 
 from __future__ import annotations

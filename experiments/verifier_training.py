@@ -6,7 +6,7 @@ Stages (each writes under ``--run-dir``; finished stages are reused):
     python experiments/verifier_training.py data
     python experiments/verifier_training.py train --name f4-para-s42 --head F4 --steps 3000 --seed 42
     python experiments/verifier_training.py dev --names f4-para-s42,...   # Flickr8k dev near-misses, SciFact dev
-    python experiments/verifier_training.py ship --name f4-para-s42 --beta 0.5 --tau 0.9
+    python experiments/verifier_training.py ship --name f4-para-s42 --beta 0.5 --tau 0.9 [--package --overwrite]
 
 Dev = Flickr8k dev captions and 200 SciFact *train* queries held out of the retrieval rows; nothing is tuned on
 SugarCrepe, CondaQA, CapRetrieval, Cranfield or SciFact test.
@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 import pyterrier_compverify as cv
+from pyterrier_compverify.spec import DEFAULT_MODEL
 from pyterrier_compverify.training import VerifierTrainingConfig, train_verifier
 from pyterrier_compverify.training.verifier_mix import (
     arrange_batches,
@@ -469,7 +470,12 @@ def ship(args) -> None:
             print(f"{verifier}: encoder/ replaced by its changes against the stock model (encoder-delta.safetensors)")
         if not verifier.meta.get("base_encoder"):
             raise SystemExit(f"{verifier}'s tuned encoder cannot be stored as changes to the stock model: not packaged")
+    encoder = verifier.spec.name
+    if encoder != DEFAULT_MODEL:  # the packaged folders are MiniLM heads (their name says so)
+        raise SystemExit(f"{verifier} was trained over {encoder!r}: the packaged heads are MiniLM's; not packaged")
     target = Path(cv.__file__).parent / "weights" / f"{verifier.meta['head'].lower()}-minilm-frozen"
+    if target.exists() and not args.overwrite:
+        raise SystemExit(f"{target} holds the packaged {verifier.meta['head']} weights: --overwrite replaces them")
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
@@ -565,7 +571,14 @@ def main() -> None:
     p.add_argument("--sharpness", type=float, default=20.0)
     p.add_argument("--gate", default="forward", choices=["forward", "symmetric"])
     p.add_argument("--reference", default="fixed", choices=["fixed", "query"])
-    p.add_argument("--no-package", dest="package", action="store_false", help="only record the serving form")
+    p.add_argument(
+        "--package",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="also copy it into the package's weights (what cv.MapVerifier() / cv.MapCNN() load); off by default "
+        "since 2026-12-07, when packaging was the default and --no-package recorded the form only",
+    )
+    p.add_argument("--overwrite", action="store_true", help="with --package: replace the packaged weights")
     p.add_argument("--selected-on", default="Flickr8k dev near-misses + 200 held-out SciFact train queries")
     p.set_defaults(func=ship)
     args = parser.parse_args()

@@ -7,7 +7,7 @@ head) and reads the fusion with and without the signal at ``--weight`` on the te
 standard deviation over the seeds (seed 42 = the packaged head, already in the cache). Nothing is chosen here: the
 weight comes from ``judged_dev.py``.
 
-    python experiments/token_weights.py --stage dev --seeds 43,44 --out runs/token-weights-dev-4344
+    python experiments/token_weights.py --stage dev --seeds 43,44 --out runs/token-weights-dev-4344 --overwrite
     python experiments/wordnet_seeds.py --seeds 42,43,44 --weight 0.1 --cache runs/wordnet-features.pkl
 """
 

@@ -317,11 +317,12 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
         out = enc.encode(["a dog chases a cat"])
         out.token_states[0].shape  # (n_tokens, 384)
 
-    ``dtype`` is the transformer's compute precision: ``"bf16"`` (default on a CPU with native bf16; about 3x
-    faster, pooled cosine to fp32 >= 0.999, same nDCG@10) or ``"fp32"``. Results are float32 either way, and
-    pooling runs in fp32; the weights stay fp32 (``model`` is what training updates), a bf16 copy runs the
-    forward. Stores and query states of one dtype are read by an encoder of the other (same ``EncoderSpec``
-    weights); a store records the dtype it was built with.
+    ``dtype`` is the transformer's compute precision: ``"bf16"`` (the default on a CPU where bf16 products are
+    faster: AMX, or a product timed once per process at least 1.5x fp32, see :func:`default_dtype`; there about 3x
+    faster, pooled cosine to fp32 >= 0.999, same nDCG@10) or ``"fp32"`` (the default elsewhere). Results are
+    float32 either way, and pooling runs in fp32; the weights stay fp32 (``model`` is what training updates), a
+    bf16 copy runs the forward. Stores and query states of one dtype are read by an encoder of the other (same
+    ``EncoderSpec`` weights); a store records the dtype it was built with.
     """
 
     def __init__(

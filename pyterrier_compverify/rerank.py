@@ -386,7 +386,7 @@ class BagOfSimilarities(TokenReranker):
 
 
 class SoftAlign(TokenReranker):
-    """F2 soft alignment with a distance penalty ``lam`` and temperature ``tau`` (PAPERS.md: 0.1, 0.1)."""
+    """F2 soft alignment with a distance penalty ``lam`` and temperature ``tau`` (the verifier paper: 0.1, 0.1)."""
 
     HEAD = "F2"
     FIXED_OPTIONS = ("head",)

@@ -53,10 +53,11 @@ class CorruptStoreError(CorruptArtifactError):
 class TokenStore(pt.Artifact):
     """Token states of a document collection, for rerankers that must not re-encode documents.
 
-    Layout of the folder: ``states.f16`` (all token states, shape (num_tokens, dim), fp16, row-packed),
-    ``offsets.npy`` (int64, num_docs + 1), ``docnos.npids`` and ``pt_meta.json`` (the encoder's name, weight
-    fingerprint and max_length). Build it with :meth:`indexer`, load it with ``TokenStore(path)`` or
-    ``pt.Artifact.load(path)``::
+    Layout of the folder: the token states, row-packed (num_tokens, dim), as its codec keeps them (``states.f16``
+    by default; ``states.bf16``; ``states.i8`` + ``scales.f32``; ``codes.pq`` + ``pq_centroids.npy``; see
+    :mod:`.store_codecs`), ``offsets.npy`` (int64, num_docs + 1), ``docnos.npids`` and ``pt_meta.json`` (the
+    encoder's name, weight fingerprint, max_length and dtype, the codec, the files' sha256 sums). Build it with
+    :meth:`indexer`, load it with ``TokenStore(path)`` or ``pt.Artifact.load(path)``::
 
         enc = TokenEncoder()
         store = TokenStore("scifact.tokens")
@@ -289,8 +290,8 @@ class TokenStore(pt.Artifact):
     ) -> TokenStoreIndexer:
         """An indexer that encodes each document once, writing its token states here and, when ``flex_index``
         (a pyterrier-dr ``FlexIndex``) is given, its pooled vector there in the same pass. ``codec``: how the
-        states are stored, ``"fp16"`` (default), ``"int8"`` or ``"pq"`` (see :mod:`.store_codecs`). ``batch_size``:
-        texts per encoder batch (the encoder's by default). ``mode``:
+        states are stored, ``"fp16"`` (default), ``"bf16"``, ``"int8"`` or ``"pq"`` (see :mod:`.store_codecs`).
+        ``batch_size``: texts per encoder batch (the encoder's by default). ``mode``:
         ``"create"`` refuses an existing store, ``"overwrite"`` replaces it once the new one is complete, as
         pyterrier-dr's ``FlexIndex.indexer(mode=...)`` (``overwrite=True`` is the old spelling)."""
         return TokenStoreIndexer(

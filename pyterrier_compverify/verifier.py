@@ -373,7 +373,7 @@ class TrainedHeadReranker(TokenReranker):
 
 
 class MapVerifier(TrainedHeadReranker):
-    """F4: a small Transformer over 8x8 patches of the similarity map (PAPERS.md). ``MapVerifier()`` loads the
+    """F4: a small Transformer over 8x8 patches of the similarity map (the verifier paper). ``MapVerifier()`` loads the
     default weights shipped with the package (a frozen-encoder head over all-MiniLM-L6-v2)."""
 
     HEAD = "F4"

@@ -1,5 +1,6 @@
-"""Training queries for passages (PAPERS.md part B): SM (summaries, long questions about the whole passage) and
-KW (salient keywords, hypernyms, short user-style phrases), each row labelled with how it was made; the
+"""Training queries for passages (the granularity-dilemma paper, CapRetrieval): SM (summaries, long questions
+about the whole passage) and KW (salient keywords, hypernyms, short user-style phrases), each row labelled with how
+it was made; the
 ROUGE-L leakage filter; a validation hold-out.
 
 Backends: :class:`KeywordQueries` (offline KW: spaCy parse + WordNet), :class:`LLMQueries` (SM or KW from an

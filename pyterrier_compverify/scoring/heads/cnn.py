@@ -1,4 +1,4 @@
-"""F3 MapCNN: a small CNN over the similarity-map features phi(M) (PAPERS.md)."""
+"""F3 MapCNN: a small CNN over the similarity-map features phi(M) (the verifier paper)."""
 
 from __future__ import annotations
 

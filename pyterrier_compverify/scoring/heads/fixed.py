@@ -1,4 +1,4 @@
-"""Weight-free map heads: F0 bag of similarities, F1 MaxSim, F2 soft alignment (PAPERS.md, the verifier family).
+"""Weight-free map heads: F0 bag of similarities, F1 MaxSim, F2 soft alignment (the verifier paper's family).
 
 Each maps ``sim`` (B, m, n), ``query_mask`` (B, m) or (m,) and ``cand_mask`` (B, n) to (B,) scores; cells outside
 either mask are ignored, so scores do not depend on how much padding a batch carries. Nothing to learn frozen,

@@ -1,4 +1,5 @@
-"""F4 MapTransformer: a small Transformer over patch x patch tiles of the similarity-map features (PAPERS.md)."""
+"""F4 MapTransformer: a small Transformer over patch x patch tiles of the similarity-map features (the verifier
+paper)."""
 
 from __future__ import annotations
 
