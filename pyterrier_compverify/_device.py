@@ -17,6 +17,8 @@ def resolve_device(device: str | torch.device | None = None) -> torch.device:
     ...
     ValueError: device 'gpu' is not a torch device: use 'cpu', 'cuda', 'cuda:1' or 'mps' (None: auto)
     """
+    if isinstance(device, int) and not isinstance(device, bool):
+        device = f"cuda:{device}"  # torch's own reading of an index
     if device is not None:
         try:
             resolved = torch.device(device)

@@ -19,7 +19,7 @@ import pyterrier as pt
 import pyterrier_alpha as pta
 
 from .artifacts import SizedIterator, build_lock, corpus_length, docno_text, remove_path, write_json
-from .encoder import TokenEncoder
+from .encoder import TokenEncoder, check_batch_size
 from .spec import EncoderSpec
 from .store import TokenStore
 from .store_codecs import resolve_codec
@@ -143,6 +143,7 @@ class BiEncoder(TokenEncoder):
         """Query encoder >> exact (numpy) search of the index at ``path``. The query's token states
         (``query_toks``) travel with the results and name the index's token store, so a token reranker after it
         reads the candidates' states from there."""
+        num_results = check_batch_size(num_results, 1000, "num_results")
         index = self.open_index(path)
         from .query_tokens import QueryTokenEncoder
 

@@ -265,12 +265,21 @@ def check_dtype(dtype) -> str:
     return name
 
 
+def _whole(value) -> bool:
+    try:
+        return not isinstance(value, bool) and float(value).is_integer()
+    except (TypeError, ValueError):
+        return False
+
+
 def check_batch_size(value: int | None, default: int, name: str = "batch_size") -> int:
     """``value`` as an int (``default`` when None), or a ValueError unless it is at least 1.
 
     >>> check_batch_size(None, 32), check_batch_size(8, 32)
     (32, 8)
     """
+    if value is not None and not _whole(value):  # 2.7 became 2 without a word
+        raise ValueError(f"{name} must be a whole number, got {value!r}")
     value = default if value is None else int(value)
     if value < 1:  # a negative one left encode's buffers unfilled; 0 stood for the default without a word
         raise ValueError(f"{name} must be at least 1, got {value}")

@@ -93,6 +93,8 @@ class ScoreFusion(pt.Transformer):
         retrievers: Collection[str] = (),
         norm: str = "zscore",
     ):
+        if isinstance(retrievers, str):  # "bm25" is one name, not four letters
+            retrievers = (retrievers,)
         unknown = (set(weights) | set(retrievers)) - set(scorers)
         if unknown:
             raise ValueError(f"weights or retrievers name scorers that are not given: {sorted(unknown)}")
@@ -112,6 +114,12 @@ class ScoreFusion(pt.Transformer):
         pt.validate.result_frame(inp, extra_columns=["query"])
         drop = [c for c in ("score", "rank") if c in inp.columns]
         frame = inp.drop(columns=drop).drop_duplicates(["qid", "docno"]).reset_index(drop=True)
+        taken = sorted(set(self.scorers) & set(frame.columns))
+        if taken:
+            raise ValueError(
+                f"scorer name(s) {taken} are also columns of the input: name the scorers otherwise (each adds a "
+                "column of its raw scores)"
+            )
         queries = frame[["qid", "query"]].drop_duplicates("qid")
         for name, scorer in self.scorers.items():
             out = scorer(queries if name in self.retrievers else frame)

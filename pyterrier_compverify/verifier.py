@@ -340,8 +340,11 @@ class TrainedHeadReranker(TokenReranker):
         head_name = self.verifier.meta["head"]
         if self.HEAD is not None and head_name != self.HEAD:
             raise ValueError(f"{self.verifier} holds a {head_name} head, not {self.HEAD}")
+        if "head" in kwargs:
+            raise ValueError(f"{type(self).__name__} serves the verifier's own head: for another, pass its folder")
         if penalty is None:
             penalty = self.verifier.default_penalty
+        check_penalty(penalty)
         self.penalty = dict(penalty) if penalty else False  # False, not None: None means the default
         head = self.verifier.load_head()
         head = ConditionalPenalty(head, **self.penalty) if self.penalty else head
@@ -370,6 +373,24 @@ class TrainedHeadReranker(TokenReranker):
         trained = self.verifier.spec.max_length  # shown when served at another length: another system's name
         length = "" if self.encoder.max_length == trained else f", max_length={self.encoder.max_length}"
         return f"{type(self).__name__}({self.verifier!r}{self._source_repr()}{penalty}{length}{self._dtype_repr()})"
+
+
+def check_penalty(penalty) -> None:
+    """A ValueError naming the options unless ``penalty`` is None, False or a mapping of ConditionalPenalty's
+    options (``True`` or a misspelt key gave a raw TypeError)."""
+    import inspect
+    from collections.abc import Mapping
+
+    options = [p for p in inspect.signature(ConditionalPenalty.__init__).parameters if p not in ("self", "verifier")]
+    if penalty is None or penalty is False:
+        return
+    if not isinstance(penalty, Mapping):
+        raise ValueError(
+            f"penalty must be a dict of {', '.join(options)} (or False, or None: the default), got {penalty!r}"
+        )
+    unknown = sorted(set(penalty) - set(options))
+    if unknown:
+        raise ValueError(f"penalty has unknown option(s) {unknown}: the options are {', '.join(options)}")
 
 
 class MapVerifier(TrainedHeadReranker):

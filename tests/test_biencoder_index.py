@@ -238,3 +238,10 @@ def test_a_store_refuses_docnos_it_does_not_hold_that_look_like_its_own(model, t
 def test_query_tokens_print_short(model, index):
     res = (model.retriever(index.path) % 1)(TOPICS[:1])
     assert repr(res["query_toks"].iloc[0]).startswith("QueryTokens(m=") and len(repr(res)) < 2000
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5])
+def test_retriever_num_results_must_be_a_positive_whole_number(model, index, bad):
+    """0 gave a malformed row, -1 dropped the last document, 2.5 a TypeError (review 50-a)."""
+    with pytest.raises(ValueError, match="num_results"):
+        model.retriever(index.path, num_results=bad)

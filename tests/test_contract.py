@@ -285,3 +285,23 @@ def test_evaluate_rerankers_show_progress_when_verbose(parts):
     names = ["maxsim", str(parts["F4"].path)]
     assert all(r.verbose for r in build_rerankers(names, parts["encoder"], indices, verbose=True).values())
     assert not any(r.verbose for r in build_rerankers(names, parts["encoder"], indices).values())
+
+
+@pytest.mark.parametrize("bad", [2.7, 1.5, "x", True])
+def test_a_batch_size_that_is_not_a_whole_number_is_refused(tiny_encoder, bad):
+    """2.7 became 2 and 1.5 became 1 without a word (review 50-a)."""
+    with pytest.raises(ValueError, match="must be a whole number"):
+        cv.MaxSim(tiny_encoder, batch_size=bad)
+    with pytest.raises(ValueError, match="score_batch_size must be a whole number"):
+        cv.MaxSim(tiny_encoder, score_batch_size=bad)
+    assert cv.MaxSim(tiny_encoder, batch_size=4.0).batch_size == 4
+
+
+def test_a_device_given_as_an_index_is_a_cuda_device():
+    from pyterrier_compverify._device import resolve_device
+
+    if torch.cuda.is_available():
+        assert resolve_device(0) == torch.device("cuda:0")
+    else:
+        with pytest.raises(ValueError, match="device 'cuda:0': this torch sees no CUDA GPU"):
+            resolve_device(0)

@@ -138,3 +138,15 @@ def test_word_pieces_of_the_real_tokenizer_are_shown_as_it_cuts_them(minilm):
     tokenizer = minilm.model.tokenizer
     assert e.query_tokens == ["[CLS]", *tokenizer.tokenize("a zebrafish swims"), "[SEP]"]
     assert any(t.startswith("##") for t in e.query_tokens) and e.sim.shape == (len(e.query_tokens), len(e.doc_tokens))
+
+
+@pytest.mark.parametrize(
+    ("penalty", "message"),
+    [(True, "penalty must be a dict of beta, tau"), ({"betta": 1.0}, r"unknown option\(s\) \['betta'\]")],
+)
+def test_a_penalty_that_is_not_one_is_a_one_line_error(tiny_encoder, f4_verifier, penalty, message):
+    """penalty=True and a misspelt key gave raw TypeErrors; head= another TypeError (review 50-a)."""
+    with pytest.raises(ValueError, match=message):
+        cv.MapVerifier(f4_verifier, encoder=tiny_encoder, penalty=penalty)
+    with pytest.raises(ValueError, match="serves the verifier's own head"):
+        cv.MapVerifier(f4_verifier, encoder=tiny_encoder, head="F1")

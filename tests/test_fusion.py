@@ -170,3 +170,12 @@ def test_token_store_builds_only_the_store_at_the_path_build_indices_uses(tiny_e
     assert indices.store == store and list(root.glob("*.flex"))  # TokenStore equality: the same path
     for mine, theirs in zip(store.token_states(docnos), indices.store.token_states(docnos)):
         np.testing.assert_array_equal(mine, theirs)
+
+
+def test_a_scorer_named_like_an_input_column_and_one_retriever_as_a_string():
+    """A scorer called 'text' made the merge write text_x / text_y and fail with a bare KeyError; retrievers='bm25'
+    was read as four letters (review 50-a)."""
+    with pytest.raises(ValueError, match=r"scorer name\(s\) \['text'\] are also columns of the input"):
+        ScoreFusion({"text": fixed({})}, weights={"text": 1.0})(CANDIDATES)
+    fusion = ScoreFusion({"x": fixed({}), "bm25": fixed({})}, weights={"x": 1.0}, retrievers="bm25")
+    assert fusion.retrievers == ("bm25",)
