@@ -155,6 +155,8 @@ def main() -> None:
     if args.child:  # a memory-check process started by this script: it writes no results
         return child(args)
     refuse_overwrite(args.out, args.overwrite)
+    if args.store and Path(args.store).expanduser().exists() and not args.overwrite:  # it is rebuilt from random text
+        parser.error(f"--store {args.store} exists: give a new folder (it is rebuilt), or --overwrite")
     started, load_average = time.time(), os.getloadavg()
     rng = np.random.default_rng(0)
     results: list[dict] = []

@@ -55,10 +55,11 @@ def train_all(args, edits: pd.DataFrame, work: Path) -> tuple[dict[str, str], pd
             rows = recipe_rows(recipe.removesuffix("bal"), edits=edits, share=args.share, balanced=balanced, seed=seed)
             used |= set(rows["anchor"])
             info_file = out / "run.json"
+            started = time.time()
+            config = EncoderTrainingConfig(steps=args.steps, batch_size=args.batch_size, seed=seed, save_steps=20)
+            # a finished run with these rows and settings is reloaded; one with others is refused (not reused)
+            train_encoder(rows, out, model=args.model, config=config, device=args.device)
             if not info_file.exists():
-                started = time.time()
-                config = EncoderTrainingConfig(steps=args.steps, batch_size=args.batch_size, seed=seed, save_steps=20)
-                train_encoder(rows, out, model=args.model, config=config, device=args.device)
                 info = {
                     "rows": len(rows),
                     "structural_rows": int((rows["kind"].isin(["negation", "binding", "spatial"])).sum()),

@@ -407,7 +407,7 @@ def main() -> None:
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out (or its .dev.json)")
     args = parser.parse_args()
     if args.stage == "dev":
-        refuse_existing([Path(args.out).with_suffix(".dev.json")], args.overwrite)
+        refuse_existing([Path(f"{args.out}.dev.json")], args.overwrite)
     if args.stage == "test":
         refuse_overwrite(args.out, args.overwrite)
     cv.setup_local_data()
@@ -426,7 +426,7 @@ def main() -> None:
     frame, qrels = features("dev:scifact-train", tuned[choice["alpha"]], args, work)
     check_evaluator(frame, qrels)
     if args.stage == "dev":
-        Path(args.out).with_suffix(".dev.json").write_text(json.dumps({"choice": choice}, indent=2))
+        Path(f"{args.out}.dev.json").write_text(json.dumps({"choice": choice}, indent=2))
         return
 
     systems = ingredient_systems(choice["weights"], "all")

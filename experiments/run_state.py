@@ -12,10 +12,13 @@ from transformers import get_linear_schedule_with_warmup
 
 class RunState:
     """AdamW (weight decay 0.01) with a linear schedule (10% warm-up) over ``steps`` for ``model``, and the run's
-    random stream; ``start`` is the step to go on from (0, or what ``path`` holds when ``resume``)."""
+    random stream; ``start`` is the step to go on from (0, or what ``path`` holds when ``resume``). A ``path``
+    that exists without ``resume`` is refused."""
 
     def __init__(self, path: Path, name: str, model: torch.nn.Module, *, lr: float, steps: int, seed: int,
                  resume: bool = False):  # fmt: skip
+        if path.exists() and not resume:  # restarting over it mixed two runs' logs and replaced the first's model
+            raise SystemExit(f"{path.parent} holds a run: --resume goes on with it; another --tag starts a new one")
         self.path, self.model = path, model
         self.opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
         self.sched = get_linear_schedule_with_warmup(self.opt, int(0.1 * steps), steps)

@@ -342,6 +342,9 @@ def dev(args) -> None:
     from pyterrier_compverify.datasets import load_collection
 
     run_dir = Path(args.run_dir)
+    out = run_dir / f"dev-{args.tag}.json"
+    if out.exists() and args.tag != "latest" and not args.overwrite:  # select reads it; committed ones are copies
+        raise SystemExit(f"{out} exists: another --tag, or --overwrite to replace it")
     d = load_data(run_dir)
     triplets = dev_triplets(d)
     base = cv.TokenEncoder(args.model, device="cpu")
@@ -389,7 +392,6 @@ def dev(args) -> None:
                 )
             )
     table = pd.DataFrame(rows)
-    out = run_dir / f"dev-{args.tag}.json"
     table.to_json(out, orient="records", indent=1)
     show_selection(table, args.max_drop)
     kinds = triplets["positive_kind"].value_counts().to_dict()
@@ -539,7 +541,8 @@ def main() -> None:
     p.set_defaults(func=train)
     p = sub.add_parser("dev")
     p.add_argument("--names", required=True, help="comma-separated trained verifier names under --run-dir")
-    p.add_argument("--tag", default="latest")
+    p.add_argument("--tag", default="latest", help="writes <run-dir>/dev-TAG.json ('latest' is replaced each run)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing dev-TAG.json")
     p.add_argument("--model", default=cv.DEFAULT_MODEL, help="the encoder the verifiers were trained over")
     p.add_argument("--max-drop", type=float, default=0.005, help="largest dev nDCG@10 loss against MaxSim allowed")
     p.add_argument("--gates", default="forward,symmetric", help="penalty gates to search (scoring.GATES)")

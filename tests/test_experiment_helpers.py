@@ -296,3 +296,27 @@ def test_capretrieval_train_reuses_a_finished_folder_and_refuses_one_trained_oth
         capretrieval.train(folder.name, no_rows, tmp_path, args, 800)
     with pytest.raises(SystemExit, match=r"bf16 True -> False"):
         capretrieval.train(folder.name, no_rows, tmp_path, Namespace(**{**vars(args), "bf16": False}), 400)
+
+
+def test_ship_packages_only_when_asked_and_only_a_minilm_head(tmp_path, tiny_encoder):
+    """verifier_training.py ship replaced the packaged weights by default, whatever encoder the head was trained
+    over (review 50-d)."""
+    from argparse import Namespace
+
+    import verifier_training
+
+    import pyterrier_compverify as cv
+    from pyterrier_compverify.scoring import build_head
+
+    cv.Verifier.save(tmp_path / "tiny-f4", tiny_encoder, build_head("F4", dim=tiny_encoder.dim), "F4")
+    packaged = sorted(p.stat().st_mtime for p in (verifier_training.Path(cv.__file__).parent / "weights").rglob("*"))
+    args = dict(run_dir=str(tmp_path), name="tiny-f4", beta=3.0, tau=0.875, sharpness=40.0, gate="symmetric")
+    args.update(reference="query", selected_on="a test", overwrite=False)
+    verifier_training.ship(Namespace(**args, package=False))  # records the form only
+    assert cv.Verifier(tmp_path / "tiny-f4").default_penalty["beta"] == 3.0
+    with pytest.raises(SystemExit, match="the packaged heads are MiniLM's; not packaged"):
+        verifier_training.ship(Namespace(**args, package=True))
+    assert (
+        sorted(p.stat().st_mtime for p in (verifier_training.Path(cv.__file__).parent / "weights").rglob("*"))
+        == packaged
+    )

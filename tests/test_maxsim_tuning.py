@@ -6,6 +6,7 @@ from __future__ import annotations
 import maxsim_tuning
 import numpy as np
 import pandas as pd
+import pytest
 import torch
 
 GROUPS = [
@@ -88,7 +89,8 @@ def test_run_state_resumes_the_model_the_optimiser_and_the_random_stream(tmp_pat
     assert torch.equal(again.model.weight, expected_weight)
     assert again.opt.state_dict()["state"][0]["step"] == 2 and again.sched.last_epoch == 2
     assert not path.with_suffix(".tmp").exists()
-    assert RunState(path, "model", torch.nn.Linear(3, 1), lr=0.1, steps=10, seed=0).start == 0  # no --resume
+    with pytest.raises(SystemExit, match="holds a run: --resume goes on with it"):  # not restarted over it
+        RunState(path, "model", torch.nn.Linear(3, 1), lr=0.1, steps=10, seed=0)
 
     old = {
         "model": torch.nn.Linear(3, 1).state_dict(),
