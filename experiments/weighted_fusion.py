@@ -160,6 +160,14 @@ def ndcg(frame: pd.DataFrame, qrels: pd.DataFrame, weights: dict | None = None) 
     return float(ir_measures.calc_aggregate([nDCG @ 10], qrels, run)[nDCG @ 10])
 
 
+def head_weights(folder: str) -> str | None:
+    """The sha256 of an F1w head's weights (a cache of its features holds only for those), None without a file."""
+    from pyterrier_compverify.artifacts import file_sha256
+
+    path = Path(folder) / "head.safetensors"
+    return file_sha256(path) if path.exists() else None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", default="42,43,44")
@@ -186,10 +194,14 @@ def main() -> None:
     if cache is not None and cache.exists():
         data = pickle.loads(cache.read_bytes())
         held, depth, where = data["key"]
+        held_weights = data.get("weights", {})  # a cache made before 2026-12-07 named its heads by path only
         fits = depth == max(depths) and heads.items() <= held.items() and where == [str(index_dir), encoder.fingerprint]
         assert fits, f"{cache} holds other features: {data['key']}"
+        changed = [h for s, h in heads.items() if held_weights.get(s, head_weights(h)) != head_weights(h)]
+        assert not changed, f"{cache} was made with other weights at {changed}: remove it or give another --cache"
     else:
         data = {"key": [heads, max(depths), [str(index_dir), encoder.fingerprint]]}
+        data["weights"] = {seed: head_weights(head) for seed, head in heads.items()}
         for name in DEVS + TESTS:
             data[name] = features(name, encoder, heads, index_dir, depth=max(depths))
             print(f"{name}: {len(data[name][0])} rows, {time.time() - started:.0f} s", flush=True)
