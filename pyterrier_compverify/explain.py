@@ -129,6 +129,8 @@ def explain(reranker: TokenReranker, query: str, text: str) -> Explanation:
         elif any(True for _ in head.parameters()) and not isinstance(head, TokenWeightedMaxSim):
             # a learned verifier alone: its score is its verdict (F1w's score is a weighted MaxSim, not a verdict)
             verdict = score
+    if not torch.isfinite(score).all():  # as transform refuses it
+        raise FloatingPointError(f"{reranker!r} gave a non-finite score for this pair: check the head's weights")
     sim_np = sim[0].float().cpu().numpy()
     return Explanation(
         reranker=_label(reranker),
