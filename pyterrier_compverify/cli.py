@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 from collections.abc import Iterable
 
@@ -66,12 +67,33 @@ def build_parser(load: Iterable[str] = ()) -> argparse.ArgumentParser:
     return parser
 
 
+def as_options(message: str, parser: argparse.ArgumentParser, command: str) -> str:
+    """``message`` with the Python argument names it shares with ``command``'s options written as those options
+    (``max_length must be at least 2`` -> ``--max-length must be at least 2``); only names with an underscore,
+    which read as nothing else.
+
+    >>> p = argparse.ArgumentParser(); sub = p.add_subparsers(dest="command")
+    >>> _ = sub.add_parser("demo").add_argument("--max-length", type=int)
+    >>> as_options("max_length=600 exceeds the 512 positions: use max_length <= 512", p, "demo")
+    '--max-length=600 exceeds the 512 positions: use --max-length <= 512'
+    """
+    sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    if sub is None or command not in sub.choices:
+        return message
+    for action in sub.choices[command]._actions:
+        long = next((o for o in action.option_strings if o.startswith("--")), None)
+        if long and "_" in action.dest:
+            message = re.sub(rf"(?<![\w-]){action.dest}(?!\w)", long, message)
+    return message
+
+
 def main(argv: list[str] | None = None) -> None:
     """Parse ``argv`` and run the command. A user error (bad value, missing or existing file, unknown name) prints
     ``compverify COMMAND: error: MESSAGE`` and exits with status 2; ``--debug`` shows the traceback instead."""
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((arg for arg in argv if arg in COMMANDS), None)
-    args = build_parser([command] if command else []).parse_args(argv)
+    parser = build_parser([command] if command else [])
+    args = parser.parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
         reads_datasets = hasattr(args, "data_dir")  # demo, explain and train-verifier read none: no --data-dir
@@ -84,7 +106,8 @@ def main(argv: list[str] | None = None) -> None:
         if args.debug:
             raise
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
-        print(f"compverify {args.command}: error: {' '.join(str(message).split())}", file=sys.stderr)
+        message = as_options(" ".join(str(message).split()), parser, args.command)
+        print(f"compverify {args.command}: error: {message}", file=sys.stderr)
         sys.exit(2)
 
 
