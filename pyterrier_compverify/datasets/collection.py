@@ -83,10 +83,8 @@ class Collection:
     def topics_outside(self, *dataset_ids: str) -> pd.DataFrame:
         """:meth:`topics` less the queries whose text (case and spacing aside) is a query of any of
         ``dataset_ids``: BEIR SciFact's train split repeats two test claims word for word, with the same relevant
-        abstract, so train rows or a dev split drawn from train would hold test queries.
-
-        >>> load_collection("irds:beir/scifact/train").topics_outside("irds:beir/scifact/test")  # doctest: +SKIP
-        """
+        abstract, so train rows or a dev split drawn from train would hold test queries:
+        ``load_collection("irds:beir/scifact/train").topics_outside("irds:beir/scifact/test")``."""
         topics = self.topics()
         held = {query_key(q) for d in dataset_ids for q in load_collection(d).topics()["query"]}
         return topics[~topics["query"].map(query_key).isin(held)].reset_index(drop=True)
