@@ -128,6 +128,8 @@ def main() -> None:
         "paper_loop_F4": lambda: paper_loop(fp32, loop_f4, frame, MAP_SIZE),
         "mapverifier_bf16": lambda: mapverifier_bf16(frame),
     }
+    for run in variants.values():  # a warm-up: lazy loads and first-call costs are not timed (one broken round
+        run()  # of encode.md, 0.24x against 3.54x, was the first)
     load_before = load_average()
     times, results = interleave(variants, rounds=args.rounds)
     load_after = load_average()

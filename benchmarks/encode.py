@@ -89,6 +89,8 @@ def main() -> None:
         "token_encoder_bf16": lambda: bf16.encode(texts),
         "indexer_bf16": indexer,
     }
+    for run in variants.values():  # a warm-up: lazy loads and first-call costs are not timed (one broken round
+        run()  # of encode.md, 0.24x against 3.54x, was the first)
     load_before = load_average()
     times, results = interleave(variants, rounds=args.rounds)
     load_after = load_average()
