@@ -58,7 +58,7 @@ def train_all(args, edits: pd.DataFrame, work: Path) -> tuple[dict[str, str], pd
             started = time.time()
             config = EncoderTrainingConfig(steps=args.steps, batch_size=args.batch_size, seed=seed, save_steps=20)
             # a finished run with these rows and settings is reloaded; one with others is refused (not reused)
-            train_encoder(rows, out, model=args.model, config=config, device=args.device)
+            train_encoder(rows, out, model=args.model, config=config, device=args.device, overwrite=args.overwrite)
             if not info_file.exists():
                 info = {
                     "rows": len(rows),
@@ -197,7 +197,9 @@ def main() -> None:
     parser.add_argument("--device", default=None)
     parser.add_argument("--work", default=str(DEFAULT_INDEX_DIR / "biencoders"))
     parser.add_argument("--out", default="experiments/results/biencoders")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace an existing --out, and retrain models made with other rows"
+    )
     args = parser.parse_args()
     refuse_overwrite(args.out, args.overwrite)
     args.seeds = [int(s) for s in args.seeds.split(",")]

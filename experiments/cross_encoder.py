@@ -221,6 +221,7 @@ def features_path(args, seed: int, task_name: str) -> Path:
 def train(args) -> None:
     work = Path(args.work)
     run = run_dir(args, args.seed)
+    RunState.check_new(run / "state.pt", args.resume)
     run.mkdir(parents=True, exist_ok=True)
     encoder = cv.TokenEncoder(DEFAULT_MODEL)
     flickr = flickr_groups(encoder, work, args.depth, args.own_positive, args.covering)

@@ -101,6 +101,7 @@ def run_dir(args) -> Path:
 
 def train(args) -> None:
     run = run_dir(args)
+    RunState.check_new(run / "state.pt", args.resume)
     run.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(args.seed)
     encoder = cv.TokenEncoder(DEFAULT_MODEL, max_length=128, device="cpu", verbose=False)  # a CPU recipe

@@ -17,14 +17,20 @@ class RunState:
 
     def __init__(self, path: Path, name: str, model: torch.nn.Module, *, lr: float, steps: int, seed: int,
                  resume: bool = False):  # fmt: skip
-        if path.exists() and not resume:  # restarting over it mixed two runs' logs and replaced the first's model
-            raise SystemExit(f"{path.parent} holds a run: --resume goes on with it; another --tag starts a new one")
+        self.check_new(path, resume)
         self.path, self.model = path, model
         self.opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
         self.sched = get_linear_schedule_with_warmup(self.opt, int(0.1 * steps), steps)
         self.rng = np.random.default_rng(seed)
         self.parts = {name: model, "opt": self.opt, "sched": self.sched}
         self.start = self.load() if resume and path.exists() else 0
+
+    @staticmethod
+    def check_new(path: Path, resume: bool) -> None:
+        """Refuse a run's state at ``path`` without ``resume`` (restarting over it mixed two runs' logs and
+        replaced the first's model); a script calls it first, before minutes of set-up."""
+        if path.exists() and not resume:
+            raise SystemExit(f"{path.parent} holds a run: --resume goes on with it; another --tag starts a new one")
 
     def update(self) -> None:
         """One optimiser step on the gradients ``backward`` left (their norm clipped to 1), then zero them."""

@@ -209,6 +209,22 @@ def choose(dev: pd.DataFrame, seed: int | None = None) -> str:
     return mine.loc[best_on_dev(mine, plain[DEV_GUARD] - MARGIN), "system"]
 
 
+PER_RUN = ("out", "overwrite", "stage", "seed", "seeds", "work", "index_dir", "model")  # not what a head is
+
+
+def other_settings(folder: Path, args) -> bool:
+    """Whether ``folder`` holds a head trained with other settings than ``args`` (a dev run's head is the test
+    run's: both stages save it)."""
+    if not folder.exists():
+        return False
+    try:
+        held = cv.Verifier(folder).meta.get("training", {})
+    except Exception:  # not a readable head: something else is there
+        return True
+    made = {k: v for k, v in held.items() if k not in (*PER_RUN, "chosen", "training_queries")}
+    return made != {k: v for k, v in vars(args).items() if k not in PER_RUN}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stage", choices=["dev", "test"], default="dev")
@@ -252,10 +268,10 @@ def main() -> None:
         + (f"-h{args.hidden}" if args.hidden else "")
     )
     stem += f"-i{args.images}" if args.images != 2000 else ""
-    held = [work / f"{stem}-s{seed}" for seed in seeds if (work / f"{stem}-s{seed}").exists()]
+    held = [work / f"{stem}-s{seed}" for seed in seeds if other_settings(work / f"{stem}-s{seed}", args)]
     if held and not args.overwrite:  # committed results name these heads; the stem holds only some settings
-        parser.error(f"{', '.join(map(str, held))} already hold heads (other results may use them): give --tag, or "
-                     "--overwrite to replace them")  # fmt: skip
+        parser.error(f"{', '.join(map(str, held))} hold heads trained with other settings (other results may use "
+                     "them): give --tag, or --overwrite to replace them")  # fmt: skip
     models, sizes = {"MaxSim": None}, {}
     for seed in seeds:
         args.seed = seed

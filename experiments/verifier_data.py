@@ -6,8 +6,8 @@ written once and reused.
 
 "SciFact train-corpus" is the corpus as read through the train split; BEIR's SciFact has one corpus for train and
 test, so these sentences are test-corpus text too (no test query or label is read). The retrieval triplets leave
-out the two train claims that repeat test claims word for word (since 2026-12-07; the committed runs' data had
-them, one row each).
+out the two train claims that repeat test claims word for word, after the dev draw, so the dev queries stay those
+of the committed runs (since 2026-12-07; the committed runs' training rows had them, one row each).
 """
 
 from __future__ import annotations
@@ -66,9 +66,15 @@ def data(args) -> None:
         print(f"scifact: {len(result.table)} edits in {time.time() - start:.0f}s")
     path = out / "scifact-retrieval.jsonl"
     if not path.exists():
-        triplets = retrieval_triplets("irds:beir/scifact/train", held_out=SCIFACT_TEST)
+        from pyterrier_compverify.datasets import load_collection
+
+        triplets = retrieval_triplets("irds:beir/scifact/train")
         queries = sorted(triplets["anchor"].unique())
-        dev = set(np.random.default_rng(0).choice(queries, DEV_QUERIES, replace=False))
+        dev = set(np.random.default_rng(0).choice(queries, DEV_QUERIES, replace=False))  # the committed runs' draw
+        kept = set(load_collection("irds:beir/scifact/train").topics_outside(*SCIFACT_TEST)["query"])
+        repeated = set(queries) - kept  # train claims that are test claims word for word: in neither
+        dev -= repeated
+        triplets = triplets[~triplets["anchor"].isin(repeated)]
         triplets[~triplets["anchor"].isin(dev)].to_json(path, orient="records", lines=True)
         (out / "scifact-dev-queries.json").write_text(json.dumps(sorted(dev), indent=0))
         print(f"retrieval: {len(triplets)} rows, {len(dev)} dev queries held out")

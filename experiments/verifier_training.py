@@ -472,9 +472,11 @@ def ship(args) -> None:
             print(f"{verifier}: encoder/ replaced by its changes against the stock model (encoder-delta.safetensors)")
         if not verifier.meta.get("base_encoder"):
             raise SystemExit(f"{verifier}'s tuned encoder cannot be stored as changes to the stock model: not packaged")
-    encoder = verifier.spec.name
-    if encoder != DEFAULT_MODEL:  # the packaged folders are MiniLM heads (their name says so)
-        raise SystemExit(f"{verifier} was trained over {encoder!r}: the packaged heads are MiniLM's; not packaged")
+    stock = cv.TokenEncoder(DEFAULT_MODEL, device="cpu").fingerprint  # the packaged folders are MiniLM heads
+    base = verifier.meta.get("base_encoder") or verifier.spec.to_dict()  # a tuned layer: the model it changed
+    if base["fingerprint"] != stock:  # by weights: a local MiniLM folder has another name, the same weights
+        raise SystemExit(f"{verifier} was trained over {verifier.spec.name!r}: the packaged heads are MiniLM's; "
+                         "not packaged")  # fmt: skip
     target = Path(cv.__file__).parent / "weights" / f"{verifier.meta['head'].lower()}-minilm-frozen"
     if target.exists() and not args.overwrite:
         raise SystemExit(f"{target} holds the packaged {verifier.meta['head']} weights: --overwrite replaces them")

@@ -194,10 +194,10 @@ def main() -> None:
     if cache is not None and cache.exists():
         data = pickle.loads(cache.read_bytes())
         held, depth, where = data["key"]
-        held_weights = data.get("weights", {})  # a cache made before 2026-12-07 named its heads by path only
+        assert "weights" in data, f"{cache} names its heads by path only (made before 2026-12-07): remove it"
         fits = depth == max(depths) and heads.items() <= held.items() and where == [str(index_dir), encoder.fingerprint]
         assert fits, f"{cache} holds other features: {data['key']}"
-        changed = [h for s, h in heads.items() if held_weights.get(s, head_weights(h)) != head_weights(h)]
+        changed = [h for s, h in heads.items() if data["weights"].get(s) != head_weights(h)]
         assert not changed, f"{cache} was made with other weights at {changed}: remove it or give another --cache"
     else:
         data = {"key": [heads, max(depths), [str(index_dir), encoder.fingerprint]]}

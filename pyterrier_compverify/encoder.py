@@ -416,9 +416,7 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
         bar = pt.tqdm(total=len(texts), desc=f"encoding {_plural(what)}", unit=what, disable=not verbose)
         for chunk_start in range(0, len(texts), TOKENISE_CHUNK):
             chunk = texts[chunk_start : chunk_start + TOKENISE_CHUNK]
-            if getattr(self.model.tokenizer, "padding_side", "right") != "right":
-                self.model.tokenizer.padding_side = "right"  # batches are cut, and states read, from the left
-            features = self.model.preprocess(chunk)
+            features = self.preprocess(chunk)
             lengths = features["attention_mask"].sum(dim=1)
             order = torch.argsort(-lengths, stable=True)
             for start in range(0, len(chunk), batch_size):
@@ -433,6 +431,14 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
                 bar.update(len(rows))
         bar.close()
         return EncodedTexts(states if token_states else None, pooled)
+
+    def preprocess(self, texts: Sequence[str]) -> dict:
+        """sentence-transformers' features of ``texts``, (B, L) tensors padded on the right: batches are cut, and
+        token states read, from the left, so a tokenizer set to pad on the left (as decoder models often are) is
+        set back (it gave short texts zero states)."""
+        if getattr(self.model.tokenizer, "padding_side", "right") != "right":
+            self.model.tokenizer.padding_side = "right"
+        return self.model.preprocess(list(texts))
 
     def _forward(self, features: dict) -> dict:
         """One batch through the model: (B, L) features -> ``token_embeddings`` (B, L, d) and

@@ -86,6 +86,8 @@ class TokenReranker(pt.Transformer):
             raise ValueError(f"{e}; or 'int8' over a store built with codec='int8'") from None
         self.dtype = COMPUTE_DTYPES[dtype]
         # False: never a store (not the first stage's either); an explicit text_field: its text where rows carry it
+        if store is True:
+            raise ValueError("store=True: give the TokenStore (or its path), None to use the first stage's, or False")
         self.first_stage_store = store is not False and text_field is None
         self.store = TokenStore(store) if isinstance(store, (str, os.PathLike)) else None if store is False else store
         self._store = False if store is False else self.store  # pt.inspect: the options as given
@@ -179,7 +181,7 @@ class TokenReranker(pt.Transformer):
             return out.assign(score=pd.Series(dtype="float64"), rank=pd.Series(dtype="int64"))
         has_text = self.text_field in inp.columns
         store = self.store
-        if store is None and (self.first_stage_store or not has_text):
+        if store is None and self._store is not False and (self.first_stage_store or not has_text):
             store = self._first_stage_store(inp, text=has_text)
         if store is None and not has_text:
             raise ValueError(

@@ -237,7 +237,11 @@ class PQCodec(StateCodec):
         self.centroids = centroids
 
     def encode_block(self, rows):
-        return {"codes.pq": self._faiss.compute_codes(np.ascontiguousarray(rows, dtype=np.float32))}
+        rows = np.ascontiguousarray(rows, dtype=np.float32)
+        quantiser = self._quantiser()  # trained by fit, or rebuilt from a loaded store's centroids
+        if quantiser is not None:
+            return {"codes.pq": quantiser.compute_codes(rows)}
+        return {"codes.pq": encode_pq_numpy(self.centroids, rows)}  # a reader without faiss (stored_form)
 
     def decode_rows(self, arrays):
         codes = np.ascontiguousarray(arrays["codes.pq"])
@@ -261,6 +265,20 @@ class PQCodec(StateCodec):
             self._faiss = faiss.ProductQuantizer(m * dsub, m, 8)
             faiss.copy_array_to_vector(self.centroids.ravel(), self._faiss.centroids)
         return self._faiss
+
+
+def encode_pq_numpy(centroids: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """(m, 256, dsub) centroids and (n, m * dsub) float rows -> (n, m) uint8 codes, each sub-vector's nearest
+    centroid (L2, as faiss), without faiss.
+
+    >>> c = np.zeros((1, 256, 2), np.float32); c[0, 7] = [1, 0]; c[0, 9] = [0, 1]
+    >>> encode_pq_numpy(c, np.array([[0.9, 0.1], [0.2, 0.8]], np.float32)).ravel().tolist()
+    [7, 9]
+    """
+    m, ksub, dsub = centroids.shape
+    parts = rows.reshape(len(rows), m, dsub)
+    distances = (centroids**2).sum(-1)[None] - 2 * np.einsum("nmd,mkd->nmk", parts, centroids)
+    return distances.argmin(-1).astype(np.uint8)
 
 
 def decode_pq_numpy(centroids: np.ndarray, codes: np.ndarray) -> np.ndarray:

@@ -345,7 +345,7 @@ class TrainedHeadReranker(TokenReranker):
         if penalty is None:
             penalty = self.verifier.default_penalty
         check_penalty(penalty)
-        self.penalty = dict(penalty) if penalty else False  # False, not None: None means the default
+        self.penalty = dict(penalty) if penalty else False  # False (also 0), not None: None means the default
         head = self.verifier.load_head()
         head = ConditionalPenalty(head, **self.penalty) if self.penalty else head
         encoder = self.verifier.load_encoder(encoder=encoder, device=device)
@@ -382,7 +382,7 @@ def check_penalty(penalty) -> None:
     from collections.abc import Mapping
 
     options = [p for p in inspect.signature(ConditionalPenalty.__init__).parameters if p not in ("self", "verifier")]
-    if penalty is None or penalty is False:
+    if penalty is None or penalty is False or (isinstance(penalty, (int, float)) and penalty == 0):
         return
     if not isinstance(penalty, Mapping):
         raise ValueError(

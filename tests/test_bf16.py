@@ -71,7 +71,8 @@ def test_each_dtype_really_runs_its_precision(encoders):
     assert all(p.dtype == torch.float32 for p in bf16.model.parameters())  # the trainable weights stay fp32
 
 
-def test_dtype_option_and_default():
+def test_dtype_option_and_default(monkeypatch):
+    monkeypatch.delenv("COMPVERIFY_DTYPE", raising=False)  # the timed default, not the user's fixed one
     assert check_dtype("bfloat16") == "bf16" and check_dtype(torch.float32) == "fp32"
     with pytest.raises(ValueError, match="'bf16' or 'fp32'"):
         check_dtype("fp16")
@@ -83,6 +84,8 @@ def test_dtype_option_and_default():
 def test_bf16_is_the_cpu_default_only_where_it_is_faster(monkeypatch, fast):
     """bf16 is the CPU default only where its products are faster than fp32 (AMX, or measured so)."""
     import pyterrier_compverify.encoder as encoder_module
+
+    monkeypatch.delenv("COMPVERIFY_DTYPE", raising=False)
 
     monkeypatch.setattr(encoder_module, "fast_bf16", lambda: fast)
     assert default_dtype(torch.device("cpu")) == ("bf16" if fast else "fp32")

@@ -245,3 +245,11 @@ def test_retriever_num_results_must_be_a_positive_whole_number(model, index, bad
     """0 gave a malformed row, -1 dropped the last document, 2.5 a TypeError (review 50-a)."""
     with pytest.raises(ValueError, match="num_results"):
         model.retriever(index.path, num_results=bad)
+
+
+def test_store_false_never_reads_the_first_stages_index(model, index):
+    """store=False with rows that carry no text read the index all the same (review 50-e); True is not a store."""
+    with pytest.raises(ValueError, match="needs the documents' token states or text"):
+        (model.retriever(index.path, num_results=2) >> cv.MaxSim(model, store=False))(TOPICS)
+    with pytest.raises(ValueError, match="store=True: give the TokenStore"):
+        cv.MaxSim(model, store=True)

@@ -140,3 +140,15 @@ def test_the_default_dtype_can_be_fixed_by_the_environment(tiny_model_dir, monke
     monkeypatch.setenv("COMPVERIFY_DTYPE", "fp16")
     with pytest.raises(ValueError, match="COMPVERIFY_DTYPE='fp16': dtype must be 'bf16' or 'fp32'"):
         cv.TokenEncoder(tiny_model_dir, max_length=16, device="cpu")
+
+
+def test_the_training_state_cache_reads_real_tokens_whatever_the_padding_side(tiny_model_dir):
+    """The state cache tokenised through the model directly: the left-padding fix missed it (review 50-e)."""
+    from pyterrier_compverify.training.state_cache import _states
+
+    encoder = cv.TokenEncoder(tiny_model_dir, max_length=16, device="cpu", dtype="fp32")
+    texts = ["a dog", "the big red dog chases the small blue cat"]
+    expected = _states(encoder, texts, top_layers=0, bf16=False)
+    encoder.model.tokenizer.padding_side = "left"
+    for got, want in zip(_states(encoder, texts, top_layers=0, bf16=False), expected):
+        np.testing.assert_allclose(got, want, atol=1e-5)

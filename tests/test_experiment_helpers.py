@@ -320,3 +320,21 @@ def test_ship_packages_only_when_asked_and_only_a_minilm_head(tmp_path, tiny_enc
         sorted(p.stat().st_mtime for p in (verifier_training.Path(cv.__file__).parent / "weights").rglob("*"))
         == packaged
     )
+
+
+def test_token_weights_replaces_a_head_only_of_the_same_settings(tmp_path, tiny_encoder):
+    """The test stage saves the head the dev stage saved: same settings may replace it, others are refused."""
+    from argparse import Namespace
+
+    import token_weights
+
+    import pyterrier_compverify as cv
+    from pyterrier_compverify.scoring import build_head
+
+    args = Namespace(tau=0.02, epochs=6, tag="", seeds="42", stage="dev", out="x", work=str(tmp_path), seed=42)
+    training = {"tau": 0.02, "epochs": 6, "tag": "", "seeds": "42", "seed": 42, "chosen": "s42 epoch 5"}
+    head = build_head("F1w", dim=tiny_encoder.dim)
+    cv.Verifier.save(tmp_path / "f1w-s42", tiny_encoder, head, "F1w", training=training)
+    assert not token_weights.other_settings(tmp_path / "f1w-s42", Namespace(**{**vars(args), "stage": "test"}))
+    assert token_weights.other_settings(tmp_path / "f1w-s42", Namespace(**{**vars(args), "tau": 0.05}))
+    assert not token_weights.other_settings(tmp_path / "none", args)

@@ -150,3 +150,4 @@ def test_a_penalty_that_is_not_one_is_a_one_line_error(tiny_encoder, f4_verifier
         cv.MapVerifier(f4_verifier, encoder=tiny_encoder, penalty=penalty)
     with pytest.raises(ValueError, match="serves the verifier's own head"):
         cv.MapVerifier(f4_verifier, encoder=tiny_encoder, head="F1")
+    assert cv.MapVerifier(f4_verifier, encoder=tiny_encoder, penalty=0).penalty is False  # as False: the head alone

@@ -112,6 +112,25 @@ def test_pq_decodes_alike_with_and_without_faiss(stores):
     np.testing.assert_allclose(pq._quantiser().decode(codes), decode_pq_numpy(pq.centroids, codes), atol=1e-6)
 
 
+def test_pq_encodes_alike_with_and_without_faiss_and_stored_form_needs_no_gather_first(stores, monkeypatch):
+    """stored_form (the query's rows as the store holds them) encoded with faiss only once a decode had built the
+    quantiser, and not at all without faiss, which reading a pq store does not need (review 50-e)."""
+    import torch
+
+    from pyterrier_compverify.store_codecs import encode_pq_numpy
+
+    rows = np.concatenate(TokenStore(stores["pq"].path).token_states([d["docno"] for d in DOCS]))
+    fresh = TokenStore(stores["pq"].path)
+    with_faiss = fresh.stored_form(torch.from_numpy(rows))  # before any gather
+    centroids = fresh._states.codec.centroids
+    codes = fresh._states.codec._quantiser().compute_codes(np.ascontiguousarray(rows))
+    assert (codes == encode_pq_numpy(centroids, rows)).mean() > 0.999  # the same nearest centroid, but near-ties
+    monkeypatch.setitem(__import__("sys").modules, "faiss", None)  # import faiss now fails
+    without = TokenStore(stores["pq"].path).stored_form(torch.from_numpy(rows))
+    same_rows = ((without - with_faiss).abs().amax(dim=1) < 1e-5).float().mean()
+    assert same_rows > 0.99
+
+
 def test_metadata_records_codec_and_loads_through_pt_artifact(stores):
     assert stores["fp16"].codec == {"name": "fp16"} and stores["int8"].codec == {"name": "int8"}
     assert stores["bf16"].codec == {"name": "bf16"}

@@ -38,7 +38,8 @@ def run_head(head: nn.Module, dtype: torch.dtype, *inputs: torch.Tensor, **optio
 
 def self_map(queries: torch.Tensor, product: torch.dtype = torch.float32, stored=None) -> torch.Tensor:
     """Each query's map with its own states (G, m, m), float32, made as a candidate's map is made, so a candidate
-    whose text is the query gets the query's own map (and a penalty measured against it is zero): the second
+    whose text is the query gets the query's own map (and a penalty measured against it is zero, up to the
+    encoder's batch-dependence: the stored text was encoded beside others, the query alone): the second
     side as the candidates' rows are held (``stored``: their dtype, e.g. fp16 rows; a function of (T, d) rows,
     e.g. a store's codec; or ``"int8"`` for int8 products of rows quantised per token), the product in
     ``product`` precision.

@@ -120,7 +120,7 @@ def _cached_elsewhere(hashes: np.ndarray, folders) -> dict[int, np.ndarray]:
 
 def _states(encoder: TokenEncoder, texts: list[str], top_layers: int, bf16: bool) -> list[np.ndarray]:
     """Per text, its real tokens' states: final normalised states (top_layers=0) or the input of the top layers."""
-    features = encoder.model.preprocess(texts)
+    features = encoder.preprocess(texts)  # padded on the right: real tokens first
     features = {k: v.to(encoder.device) for k, v in features.items() if isinstance(v, torch.Tensor)}
     with torch.inference_mode(), torch.autocast(encoder.device.type, dtype=torch.bfloat16, enabled=bf16):
         if top_layers == 0:

@@ -126,7 +126,7 @@ class _Collate:
         if self.text_ids is not None:
             ids = lambda texts: torch.tensor([self.text_ids[t] for t in texts])  # noqa: E731
             return {"anchor": ids(anchors), "candidates": ids(candidates)}
-        prep = self.encoder.model.preprocess
+        prep = self.encoder.preprocess  # padded on the right, as every map reads it
         strip = lambda f: {k: v for k, v in f.items() if isinstance(v, torch.Tensor)}  # noqa: E731
         return {"anchor": strip(prep(anchors)), "candidates": strip(prep(candidates))}
 
