@@ -225,9 +225,10 @@ def nearmiss_table(
 
 def near_miss_win(near_miss: Mapping[str, str], *, identity: bool = False):
     """An ir_measures measure for ``pt.Experiment`` on ``irds:compverify/nearmiss/<source>``: per query, 1 if
-    the relevant document of the top label (the anchor) is ranked above the query's near-miss (a near-miss
-    missing from the run counts as below), else 0. ``near_miss`` maps qid to the near-miss docno
-    (``cv.datasets.nearmiss.near_miss_docnos(dataset_id)``).
+    the relevant document of the top label (the anchor) scores above the query's near-miss, else 0 (a tie is a
+    loss; a near-miss missing from the run counts as below only when the anchor scores above the run's lowest
+    score: else it may have tied, and cutting a run would turn a tie into a win). ``near_miss`` maps qid to the
+    near-miss docno (``cv.datasets.nearmiss.near_miss_docnos(dataset_id)``).
 
     With ``identity=True``, the companion ``IdentityWin`` for the identity control
     ``irds:compverify/nearmiss/<source>/identity`` (query = the anchor's own text). Each measure refuses the
@@ -252,7 +253,8 @@ def near_miss_win(near_miss: Mapping[str, str], *, identity: bool = False):
         scores = dict(zip(run["doc_id"], run["score"]))
         relevant = qrels.loc[qrels["relevance"] == max(qrels["relevance"].max(), 1), "doc_id"]  # the anchor
         best = max((scores.get(d, -np.inf) for d in relevant), default=-np.inf)
-        return float(best > scores.get(near_miss[qid], -np.inf))
+        below = scores.get(near_miss[qid], min(scores.values(), default=-np.inf))  # cut: at most the lowest
+        return float(best > below)
 
     return ir_measures.define_byquery(impl, name=name, support_cutoff=False)
 

@@ -70,6 +70,12 @@ class QueryTokenEncoder(QueryEncoderStage):
         self.store = store
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
+        if "docno" in inp.columns:  # pt.inspect reads this stage as before retrieval, so results are refused
+            raise ValueError(
+                "query_token_encoder() encodes queries before retrieval, and got results (a docno column): to "
+                "rescore results, model.query_encoder() >> flex.scorer() >> cv.MaxSim(model) (MaxSim encodes the "
+                "queries itself)"
+            )
         pta.validate.query_frame(inp, extra_columns=["query"])
         model = self.bi_encoder_model
         codes, texts = pd.factorize(inp["query"])

@@ -60,6 +60,18 @@ class Verifier(pt.Artifact):
             raise CorruptVerifierError(f"{path} names head {meta['head']!r}, not one of {sorted(HEADS)}: {RETRAIN}")
         return meta
 
+    def _package_files(self):
+        """``pt.Artifact`` packaging (``to_hf``, ``build_package``): ``pt_meta.json`` and the files its sums list
+        (head, encoder or its changes), not what else a training run keeps in the folder (checkpoints with
+        optimiser state, the state cache); an artifact from before the sums were recorded: every file, as
+        ``pt.Artifact`` packs a folder."""
+        sums = self.meta.get("sha256")
+        if not sums:
+            yield from super()._package_files()
+            return
+        for name in ["pt_meta.json", *sorted(sums)]:
+            yield name, str(Path(self.path) / name)
+
     def verify(self) -> None:
         """Re-read ``head.safetensors`` (and the encoder's files) and compare with the sha256 sums recorded when the
         artifact was saved; a changed file raises :class:`CorruptVerifierError` naming it."""

@@ -253,3 +253,9 @@ def test_store_false_never_reads_the_first_stages_index(model, index):
         (model.retriever(index.path, num_results=2) >> cv.MaxSim(model, store=False))(TOPICS)
     with pytest.raises(ValueError, match="store=True: give the TokenStore"):
         cv.MaxSim(model, store=True)
+
+
+def test_query_token_encoder_given_results_names_what_to_do(model):
+    results = TOPICS.assign(docno="d1", score=1.0, rank=0)
+    with pytest.raises(ValueError, match="encodes queries before retrieval, and got results"):
+        model.query_token_encoder()(results)

@@ -142,3 +142,15 @@ def test_error_view_and_per_type_table():
     table = by_query_type({"BM25": bm25, "Dense": dense}, topics, qrels, types)
     assert table.loc["object", "queries"] == 2 and table.loc["event", "Dense"] == 0.0
     assert table.loc["object", "BM25"] == 0.5
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("dataset_id", ["irds:compverify/capretrieval/en", "irds:compverify/nearmiss/sugarcrepe"])
+def test_get_text_reads_the_registered_collections(data_dir, dataset_id):
+    """pt.text.get_text needs ir_datasets' docs_store(), which the registered collections lacked (review 50-g)."""
+    import pandas as pd
+
+    ds = pt.get_dataset(dataset_id)
+    first = next(iter(ds.get_corpus_iter(verbose=False)))
+    run = pd.DataFrame({"qid": ["1"], "query": ["x"], "docno": [first["docno"]], "score": [1.0], "rank": [0]})
+    assert pt.text.get_text(ds, "text")(run)["text"].tolist() == [first["text"]]

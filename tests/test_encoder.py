@@ -152,3 +152,16 @@ def test_the_training_state_cache_reads_real_tokens_whatever_the_padding_side(ti
     encoder.model.tokenizer.padding_side = "left"
     for got, want in zip(_states(encoder, texts, top_layers=0, bf16=False), expected):
         np.testing.assert_allclose(got, want, atol=1e-5)
+
+
+def test_dense_search_uses_the_similarity_the_model_declares(tiny_model_dir):
+    """A model declaring dot products (sentence-transformers' similarity_fn_name) was searched by cosine, unlike
+    pyterrier-dr's own SBertBiEncoder on the same folder (review 50-g)."""
+    import pyterrier_dr
+
+    encoder = cv.BiEncoder(tiny_model_dir, max_length=16, device="cpu")
+    assert encoder.sim_fn == pyterrier_dr.SimFn.dot  # it normalises: dot is cosine
+    encoder.__dict__["_normalises"] = False  # a model without a Normalize module
+    assert encoder.sim_fn == pyterrier_dr.SimFn.cos  # declaring cosine
+    encoder.model.similarity_fn_name = "dot"
+    assert encoder.sim_fn == pyterrier_dr.SimFn.dot

@@ -151,3 +151,19 @@ def test_a_penalty_that_is_not_one_is_a_one_line_error(tiny_encoder, f4_verifier
     with pytest.raises(ValueError, match="serves the verifier's own head"):
         cv.MapVerifier(f4_verifier, encoder=tiny_encoder, head="F1")
     assert cv.MapVerifier(f4_verifier, encoder=tiny_encoder, penalty=0).penalty is False  # as False: the head alone
+
+
+def test_a_verifier_package_holds_the_artifact_not_the_training_run(tmp_path, tiny_encoder):
+    """train_verifier saves the artifact inside its run folder; to_hf / build_package packed the checkpoints
+    (optimiser state, pickles) and the state cache too (review 50-g)."""
+    from pyterrier_compverify.scoring import build_head
+
+    verifier = cv.Verifier.save(tmp_path / "run", tiny_encoder, build_head("F4", dim=tiny_encoder.dim), "F4")
+    for junk in ("checkpoints/checkpoint-2/optimizer.pt", "state-cache/abc/states.npy"):
+        (tmp_path / "run" / junk).parent.mkdir(parents=True)
+        (tmp_path / "run" / junk).write_bytes(b"x")
+    names = [name for name, _ in verifier._package_files()]
+    assert names == ["pt_meta.json", "head.safetensors"]
+    package = tmp_path / "v.tar.lz4"
+    verifier.build_package(str(package))
+    assert package.stat().st_size < 10 * (tmp_path / "run" / "head.safetensors").stat().st_size

@@ -71,6 +71,12 @@ def test_retrieval_task_and_near_miss_measure(tiny_encoder):
     good = bad.assign(score=lambda f: np.where(f["score"] == 2.0, 1.0, 2.0))
     res = pt.Experiment([bad, good], topics, qrels, [measure], names=["bad", "good"])
     assert list(res["NearMissWin"]) == [0.0, 1.0]
+    # a tie is a loss, and cutting the run below the anchor must not turn it into a win (review 50-g)
+    tie = bad.assign(score=1.0)
+    cut = tie[tie["docno"].isin(set(qrel_doc.values()))]  # only the anchors: the near-misses fell to the cut
+    deeper = pd.concat([cut, pd.DataFrame([(q, "other", 0.5) for q in near], columns=["qid", "docno", "score"])])
+    res = pt.Experiment([tie, cut, deeper], topics, qrels, [measure], names=["tie", "cut", "deeper"])
+    assert list(res["NearMissWin"]) == [0.0, 0.0, 1.0]  # with a lower score in the run, a cut near-miss is below
     # another task's map (here: one without these queries) is refused, not scored as if no near-miss were retrieved
     with pytest.raises(KeyError, match="has no near-miss in the map given; pass near_miss_docnos"):
         pt.Experiment([bad], topics, qrels, [near_miss_win({"other": "d"})], names=["bad"])

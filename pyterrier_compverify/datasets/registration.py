@@ -6,11 +6,32 @@ from collections.abc import Callable, Iterable
 
 import ir_datasets
 from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, GenericDoc, GenericQuery, TrecQrel
+from ir_datasets.indices import Docstore
+
+
+class _MemoryDocstore(Docstore):
+    """The documents by docno, read once on first use (these collections are small): ``pt.text.get_text`` and
+    ``dataset.text_loader()`` look texts up through ``docs_store()``."""
+
+    def __init__(self, docs: Callable[[], Iterable[tuple[str, str]]]):
+        super().__init__(GenericDoc)
+        self._docs, self._texts = docs, None
+
+    def get_many_iter(self, doc_ids):
+        if self._texts is None:
+            self._texts = dict(self._docs())
+        for doc_id in doc_ids:
+            if doc_id in self._texts:
+                yield GenericDoc(doc_id, self._texts[doc_id])
 
 
 class _Docs(BaseDocs):
     def __init__(self, name, lang, docs):
         self.name, self.lang, self.docs = name, lang, docs
+        self._store = _MemoryDocstore(docs)
+
+    def docs_store(self):
+        return self._store
 
     def docs_iter(self):
         for docno, text in self.docs():
