@@ -116,8 +116,9 @@ class BiEncoder(TokenEncoder):
 
     def open_index(self, path: str | os.PathLike) -> BiEncoderIndex:
         """The index at ``path``; it must come from this encoder (its ``encoder.json``, and its token store when it
-        has one; an index built before ``encoder.json`` was written is checked by its store only)."""
-        path = Path(path)
+        has one; an index built before ``encoder.json`` was written is checked by its store only). ``path`` may be
+        the :class:`BiEncoderIndex` that :meth:`index` returned."""
+        path = Path(getattr(path, "path", path))
         if not (path / DENSE_DIR).is_dir():
             raise FileNotFoundError(
                 f"{path} holds no index ({DENSE_DIR}/ missing): build it with model.index(docs, path)"

@@ -122,7 +122,15 @@ class ScoreFusion(pt.Transformer):
             )
         queries = frame[["qid", "query"]].drop_duplicates("qid")
         for name, scorer in self.scorers.items():
-            out = scorer(queries if name in self.retrievers else frame)
+            try:
+                out = scorer(queries if name in self.retrievers else frame)
+            except (pt.validate.InputValidationError, ValueError) as error:
+                if name in self.retrievers:
+                    raise
+                raise ValueError(
+                    f"scorer {name!r} failed on the candidates ({error}); if it retrieves from the queries (BM25, a "
+                    f"dense retriever), it goes in retrievers=({name!r},)"
+                ) from error
             scores = out[["qid", "docno", "score"]].drop_duplicates(["qid", "docno"]).rename(columns={"score": name})
             frame = frame.merge(scores, on=["qid", "docno"], how="left")
             if frame[name].isna().any():
@@ -131,7 +139,12 @@ class ScoreFusion(pt.Transformer):
                 frame[name] = fill_unretrieved(frame, name)
         return frame
 
+    def subtransformers(self) -> dict:
+        """``pt.inspect``: the scorers, by name."""
+        return dict(self.scorers)
+
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
+        pt.validate.result_frame(inp, extra_columns=["query"])  # before the empty frame: pt.inspect probes with one
         if len(inp) == 0:
             return inp.assign(score=pd.Series(dtype=float), rank=pd.Series(dtype=int))
         fused = fuse(self.features(inp), self.weights, self.norm)

@@ -192,7 +192,9 @@ class TokenReranker(pt.Transformer):
         query_ids, query_states = self._query_states(inp)
         try:
             candidates, deferred = self._candidates(inp, store)
-        except KeyError:  # docnos the first stage's index lacks (e.g. passages of pt.text.sliding): their text
+        except KeyError as error:  # docnos the first stage's index lacks (e.g. passages of pt.text.sliding): text
+            if store is self.store and has_text:  # the store given: say how to score the text instead
+                raise KeyError(f"{error.args[0]}; the rows carry text: store=False scores it") from None
             if store is self.store or not has_text:
                 raise
             candidates, deferred = self._candidates(inp, None)

@@ -372,9 +372,17 @@ class TrainedHeadReranker(TokenReranker):
         looks_local = os.path.isabs(repo) or repo.startswith((".", "~")) or repo.count("/") != 1
         offline = hub_offline()
         if looks_local or (repo == name_or_path and offline):
-            hint = "" if looks_local else f" (and {offline} rules out the hub; use 'hf:org/name')"
+            hint = "" if looks_local else f" (and {offline} rules out the hub; 'hf:org/name' reads the hub anyway)"
             raise FileNotFoundError(f"no verifier folder at {name_or_path!r}: the folder does not exist{hint}")
-        return cls(Verifier.from_hf(repo), **kwargs)
+        try:
+            verifier = Verifier.from_hf(repo)
+        except OSError as error:  # urllib's URLError offline or on a bad name: one line, not twenty frames
+            reason = getattr(error, "reason", None) or error
+            raise FileNotFoundError(
+                f"cannot fetch the verifier {repo!r} from the Hugging Face hub ({reason}): check the network and the "
+                "repo id, or give a local folder"
+            ) from error
+        return cls(verifier, **kwargs)
 
     def _head_key(self) -> tuple:
         """The artifact's folder and the serving form: two rerankers of one verifier load the same weights."""

@@ -259,3 +259,17 @@ def test_query_token_encoder_given_results_names_what_to_do(model):
     results = TOPICS.assign(docno="d1", score=1.0, rank=0)
     with pytest.raises(ValueError, match="encodes queries before retrieval, and got results"):
         model.query_token_encoder()(results)
+
+
+def test_interop_details_of_review_50g(model, index):
+    """The index object passes for its path; an explicit store lacking the rows' docnos names store=False;
+    ScoreFusion shows its scorers and its input to pt.inspect, and a retriever outside retrievers= says so."""
+    assert len(model.retriever(index, num_results=2)(TOPICS)) == 4
+    passages = pt.apply.generic(lambda df: df.assign(docno=df["docno"] + "%p0", text="protein gene cell"))
+    with pytest.raises(KeyError, match="the rows carry text: store=False scores it"):
+        (model.retriever(index.path, num_results=2) >> passages >> cv.MaxSim(model, store=index.store))(TOPICS)
+    fusion = cv.ScoreFusion({"dense": model.retriever(index.path), "maxsim": cv.MaxSim(model)}, weights={"maxsim": 1})
+    assert pt.inspect.transformer_inputs(fusion) == [["qid", "docno", "query"]]
+    assert list(pt.inspect.subtransformers(fusion)) == ["dense", "maxsim"]
+    with pytest.raises(ValueError, match=r"goes in retrievers=\('dense',\)"):
+        (model.retriever(index.path, num_results=2) >> fusion)(TOPICS)

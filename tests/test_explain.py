@@ -167,3 +167,15 @@ def test_a_verifier_package_holds_the_artifact_not_the_training_run(tmp_path, ti
     package = tmp_path / "v.tar.lz4"
     verifier.build_package(str(package))
     assert package.stat().st_size < 10 * (tmp_path / "run" / "head.safetensors").stat().st_size
+
+
+def test_a_hub_verifier_that_cannot_be_fetched_is_one_line(monkeypatch):
+    """'hf:org/name' offline went to urllib and a twenty-frame URLError (review 50-g)."""
+    import urllib.error
+
+    def unreachable(repo, *args, **kwargs):
+        raise urllib.error.URLError("[Errno -2] Name or service not known")
+
+    monkeypatch.setattr(cv.Verifier, "from_hf", unreachable)
+    with pytest.raises(FileNotFoundError, match="cannot fetch the verifier 'someone/repo' from the Hugging Face hub"):
+        cv.MapVerifier.from_pretrained("hf:someone/repo")
