@@ -115,7 +115,7 @@ def test_d22_numeric_options_below_1_are_refused_at_parse_time(argv, capsys):
 
 def test_d22_a_negative_learning_rate_is_refused(tmp_path, capsys):
     err = _one_line_error(["train-verifier", "r.jsonl", str(tmp_path / "o"), "--head-lr", "-1"], capsys)
-    assert "head_lr must be positive" in err
+    assert "--head-lr must be positive" in err  # the option, not the Python argument
 
 
 def test_d23_a_missing_input_file_is_reported_as_missing_not_as_an_unknown_dataset(tmp_path, capsys):
