@@ -151,6 +151,13 @@ def remove_leftovers(target: Path) -> None:
         shutil.rmtree(left, ignore_errors=True)
 
 
+
+def cache_dir() -> Path:
+    """The package's cache folder (indices, stores, WordNet): ``$COMPVERIFY_CACHE`` with ``~`` expanded (empty:
+    unset), else ``~/.cache/pyterrier_compverify``."""
+    chosen = os.environ.get("COMPVERIFY_CACHE", "").strip()
+    return Path(chosen).expanduser() if chosen else Path.home() / ".cache" / "pyterrier_compverify"
+
 @contextlib.contextmanager
 def build_lock(target: Path) -> Iterator[None]:
     """Hold ``.NAME.lock`` beside ``target`` during a build; a second build of the same path fails at once with

@@ -576,3 +576,16 @@ def test_a_roberta_type_model_is_held_to_the_positions_it_can_use(tmp_path):
         cv.TokenEncoder(str(tmp_path / "st"), max_length=34, device="cpu", dtype="fp32")
     encoder = cv.TokenEncoder(str(tmp_path / "st"), device="cpu", dtype="fp32")
     assert encoder.max_length == 33 and encoder.encode(["dog " * 100]).token_states[0].shape == (33, 32)
+
+
+def test_the_cache_folder_variable_expands_a_tilde_and_ignores_an_empty_value(monkeypatch, tmp_path):
+    """COMPVERIFY_CACHE='~/x' made a literal ./~/x folder for training rows; '' meant the working folder."""
+    from pathlib import Path
+
+    from pyterrier_compverify.artifacts import cache_dir
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("COMPVERIFY_CACHE", "~/x")
+    assert cache_dir() == tmp_path / "x"
+    monkeypatch.setenv("COMPVERIFY_CACHE", " ")
+    assert cache_dir() == Path.home() / ".cache" / "pyterrier_compverify"

@@ -310,3 +310,16 @@ def test_evaluate_reranks_with_a_fine_tuned_verifiers_own_encoder_and_store(tmp_
     assert reranker(frame)["score"].notna().all()
     with pytest.raises(ValueError, match="fingerprint"):
         build_rerankers([str(tmp_path / "e2e")], asked, indices)
+
+
+def test_a_second_run_into_a_folder_in_use_is_refused_at_once(tmp_path, tiny_encoder):
+    """Two runs into one folder: the second replaced the first's record until it had checkpoints, and a rerun then
+    loaded the other's model as its own (review 50-f). The folder's run lock refuses the second."""
+    from pyterrier_compverify.artifacts import BuildBusyError, build_lock
+
+    with build_lock(tmp_path / "v.run"):  # another process's run holds it
+        with pytest.raises(BuildBusyError, match="another process is building"):
+            train_verifier(ROWS, tmp_path / "v", encoder=tiny_encoder, config=config(seed=8), verbose=False)
+    assert not (tmp_path / "v").exists()
+    train_verifier(ROWS, tmp_path / "v", encoder=tiny_encoder, config=config(steps=1), verbose=False)
+    assert not list(tmp_path.glob(".*.lock"))  # released

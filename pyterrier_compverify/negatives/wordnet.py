@@ -9,14 +9,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ..artifacts import cache_dir
 from ..extras import MissingExtraError, missing, require
 
 _MARKER = "lexnames"  # written last: a folder holding it is complete
-
-
-def cache_dir() -> Path:
-    """The package cache folder: ``$COMPVERIFY_CACHE`` or ``~/.cache/pyterrier_compverify``."""
-    return Path(os.environ.get("COMPVERIFY_CACHE", Path.home() / ".cache" / "pyterrier_compverify"))
 
 
 def _source_dir() -> Path:

@@ -14,12 +14,13 @@ import pandas as pd
 from .._device import resolve_device
 from ..encoder import DEFAULT_MODEL, TokenEncoder, load_sentence_transformer
 from .config import EncoderTrainingConfig
-from .hf import prepare_output, run_fingerprint, run_training, training_arguments
+from .hf import one_run_at_a_time, prepare_output, run_fingerprint, run_training, training_arguments
 from .triplets import load_triplets
 
 TRAINING_FILE = "compverify_training.json"
 
 
+@one_run_at_a_time
 def train_encoder(
     rows: pd.DataFrame | str | os.PathLike,
     output_dir: str | os.PathLike,

@@ -3,7 +3,9 @@ runs."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
 import json
 import shutil
 import warnings
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..artifacts import remove_path, write_json
+from ..artifacts import build_lock, remove_path, write_json
 from .config import TrainingSchedule
 
 RUN_FILE = "compverify_run.json"  # the fingerprint of the run whose outputs the folder holds
@@ -58,6 +60,23 @@ def run_fingerprint(frame: pd.DataFrame, columns, config: dict, **model) -> dict
     config = {k: v for k, v in config.items() if k not in NOT_IN_FINGERPRINT}
     fingerprint = {"rows": {"count": len(frame), "sha256": digest.hexdigest()}, "config": config, **model}
     return json.loads(json.dumps(fingerprint))  # as read back from the file (tuples -> lists)
+
+
+def one_run_at_a_time(train: Callable) -> Callable:
+    """``train`` holding a lock on its ``output_dir`` (``.NAME.run.lock`` beside the folder) from start to end: a
+    second run into the same folder meanwhile is refused at once (:class:`~..artifacts.BuildBusyError`), not
+    recorded over the first and mixed with it (a run with other options replaced the record until the first had
+    checkpoints, and a rerun then loaded the other's model as its own)."""
+    signature = inspect.signature(train)
+
+    @functools.wraps(train)
+    def locked(*args, **kwargs):
+        output_dir = Path(signature.bind(*args, **kwargs).arguments["output_dir"]).expanduser().resolve()
+        output_dir.parent.mkdir(parents=True, exist_ok=True)
+        with build_lock(output_dir.with_name(f"{output_dir.name}.run")):
+            return train(*args, **kwargs)
+
+    return locked
 
 
 def prepare_output(

@@ -10,10 +10,12 @@ import os
 from pathlib import Path
 
 from ..encoder import DEFAULT_MODEL, resolve_model_path, weight_loading_bar, weights_fingerprint
+from .hf import one_run_at_a_time
 
 RECORD_FILE = "compverify_interpolation.json"
 
 
+@one_run_at_a_time  # two interpolations into one folder could record one alpha over the other's weights
 def interpolate_encoders(
     fine_tuned: str | os.PathLike,
     output_dir: str | os.PathLike,

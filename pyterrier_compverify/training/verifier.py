@@ -25,7 +25,7 @@ from torch import nn
 from ..encoder import TokenEncoder
 from ..scoring import build_head, normalise_states, score_aligned, score_all_pairs
 from .config import VerifierTrainingConfig
-from .hf import prepare_output, run_fingerprint, run_training, training_arguments
+from .hf import one_run_at_a_time, prepare_output, run_fingerprint, run_training, training_arguments
 from .state_cache import StateCache, TopLayers
 from .triplets import COLUMNS, load_triplets
 
@@ -144,6 +144,7 @@ def _trainer_class():
     return VerifierTrainer
 
 
+@one_run_at_a_time
 def train_verifier(
     rows: pd.DataFrame | str | os.PathLike,
     output_dir: str | os.PathLike,
