@@ -126,12 +126,20 @@ def verify_sums(folder: Path, sums: dict | None, error: type[CorruptArtifactErro
 
 
 def write_json(path: Path, value) -> None:
-    """Write ``value`` as JSON to ``path`` in one step: a hidden file beside it, then renamed over it, so a reader
-    never finds half a file."""
+    """Write ``value`` as JSON to ``path`` in one step (:func:`write_text`)."""
+    write_text(path, json.dumps(value, indent=2))
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` in one step: a hidden file beside it, then renamed over it, so a reader never
+    finds half a file, and a write that fails (a full disk) leaves the old file or none, not an empty one."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(value, indent=2), encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def remove_path(path: Path) -> None:
@@ -151,12 +159,12 @@ def remove_leftovers(target: Path) -> None:
         shutil.rmtree(left, ignore_errors=True)
 
 
-
 def cache_dir() -> Path:
     """The package's cache folder (indices, stores, WordNet): ``$COMPVERIFY_CACHE`` with ``~`` expanded (empty:
     unset), else ``~/.cache/pyterrier_compverify``."""
     chosen = os.environ.get("COMPVERIFY_CACHE", "").strip()
     return Path(chosen).expanduser() if chosen else Path.home() / ".cache" / "pyterrier_compverify"
+
 
 @contextlib.contextmanager
 def build_lock(target: Path) -> Iterator[None]:

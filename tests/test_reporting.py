@@ -167,3 +167,24 @@ def test_each_results_script_refuses_its_committed_default_out(script, argv, mon
     monkeypatch.setattr(sys, "argv", [script, *argv])
     with pytest.raises(SystemExit, match="already written; pass --overwrite or choose another output"):
         runpy.run_path(str(root / script), run_name="__main__")
+
+
+def test_a_table_write_that_fails_leaves_no_empty_file(tmp_path, monkeypatch):
+    """A full disk left a 0-byte .json that the next run refused as already written (review 50-f)."""
+    import errno
+    from pathlib import Path
+
+    import pandas as pd
+
+    from pyterrier_compverify.reporting import write_table
+
+    real = Path.write_text
+
+    def full(self, *args, **kwargs):
+        real(self, "")  # the file is created, then the disk is full
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full)
+    with pytest.raises(OSError, match="No space left"):
+        write_table(pd.DataFrame({"a": [1.0]}), tmp_path / "t", "title", None, 0.0)
+    assert list(tmp_path.iterdir()) == []

@@ -171,3 +171,26 @@ def test_cache_bf16_encodes_the_cache_in_bf16_while_the_head_trains_in_fp32(tmp_
     assert [p.name.split("-")[-2] for p in tmp_path.glob("*-top0-*")] == ["bf16"]
     record = verifier._config_record(VerifierTrainingConfig())
     assert "cache_bf16" not in record  # left at None it is not recorded: runs from before it keep their fingerprint
+
+
+def test_a_cache_another_process_finished_meanwhile_is_taken_not_a_crash(tmp_path, tiny_encoder, monkeypatch):
+    """Two processes building one cache: the second crashed with 'Directory not empty' after all its encoding."""
+    from pathlib import Path
+
+    from pyterrier_compverify.training import state_cache
+
+    texts = ["a dog", "a cat chases a dog"]
+    first = state_cache.StateCache.build(tiny_encoder, texts, tmp_path)  # the other process's finished cache
+    (built,) = [p for p in tmp_path.iterdir() if not p.name.startswith(".")]
+    real_exists, looks = Path.exists, []
+
+    def not_yet(self):  # at the start this process sees no cache; by the rename the other one has finished
+        if self == built / "meta.json" and not looks:
+            looks.append(self)
+            return False
+        return real_exists(self)
+
+    monkeypatch.setattr(Path, "exists", not_yet)
+    again = state_cache.StateCache.build(tiny_encoder, texts, tmp_path)
+    assert looks and [p.name for p in tmp_path.iterdir()] == [built.name]  # no crash, no temporary folder left
+    assert again is not None and first is not None

@@ -85,7 +85,11 @@ class StateCache:
             np.save(tmp / HASHES_FILE, hashes)
             meta = {"encoder": encoder.spec.to_dict(), "top_layers": top_layers, "texts": len(texts), "bf16": bf16}
             (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
-            os.replace(tmp, path)
+            try:
+                os.replace(tmp, path)
+            except OSError:  # "Directory not empty": another process built this cache meanwhile
+                if not (path / "meta.json").exists():
+                    raise  # the same texts and encoder: its states are these; else a real error
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         return cls(packed, offsets)
