@@ -212,17 +212,18 @@ def choose(dev: pd.DataFrame, seed: int | None = None) -> str:
 PER_RUN = ("out", "overwrite", "stage", "seed", "seeds", "work", "index_dir", "model")  # not what a head is
 
 
-def other_settings(folder: Path, args) -> bool:
-    """Whether ``folder`` holds a head trained with other settings than ``args`` (a dev run's head is the test
-    run's: both stages save it)."""
+def other_settings(folder: Path, args, encoder) -> bool:
+    """Whether ``folder`` holds a head trained with other settings than ``args`` or over another encoder than
+    ``encoder`` (a dev run's head is the test run's: both stages save it)."""
     if not folder.exists():
         return False
     try:
-        held = cv.Verifier(folder).meta.get("training", {})
+        verifier = cv.Verifier(folder)
+        held, spec = verifier.meta.get("training", {}), verifier.spec
     except Exception:  # not a readable head: something else is there
         return True
     made = {k: v for k, v in held.items() if k not in (*PER_RUN, "chosen", "training_queries")}
-    return made != {k: v for k, v in vars(args).items() if k not in PER_RUN}
+    return spec.fingerprint != encoder.fingerprint or made != {k: v for k, v in vars(args).items() if k not in PER_RUN}
 
 
 def main() -> None:
@@ -268,7 +269,7 @@ def main() -> None:
         + (f"-h{args.hidden}" if args.hidden else "")
     )
     stem += f"-i{args.images}" if args.images != 2000 else ""
-    held = [work / f"{stem}-s{seed}" for seed in seeds if other_settings(work / f"{stem}-s{seed}", args)]
+    held = [work / f"{stem}-s{seed}" for seed in seeds if other_settings(work / f"{stem}-s{seed}", args, encoder)]
     if held and not args.overwrite:  # committed results name these heads; the stem holds only some settings
         parser.error(f"{', '.join(map(str, held))} hold heads trained with other settings (other results may use "
                      "them): give --tag, or --overwrite to replace them")  # fmt: skip

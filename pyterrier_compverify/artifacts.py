@@ -131,15 +131,29 @@ def write_json(path: Path, value) -> None:
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` in one step: a hidden file beside it, then renamed over it, so a reader never
-    finds half a file, and a write that fails (a full disk) leaves the old file or none, not an empty one."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
+    """Write ``text`` to ``path`` in one step (:func:`write_texts`)."""
+    write_texts({path: text})
+
+
+def write_texts(texts: dict) -> None:
+    """Write each ``{path: text}`` in one step: every text to a hidden file of its own beside its path first, then
+    each renamed over its path, so a reader never finds half a file and a write that fails (a full disk) leaves
+    the old files or none, not an empty one, nor one file of a pair."""
+    import tempfile
+
+    done = {}
     try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        for path, text in texts.items():
+            path = Path(path)
+            handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            done[path] = Path(tmp)
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                file.write(text)
+        for path, tmp in done.items():
+            os.replace(tmp, path)
     finally:
-        tmp.unlink(missing_ok=True)
+        for tmp in done.values():
+            tmp.unlink(missing_ok=True)
 
 
 def remove_path(path: Path) -> None:

@@ -76,6 +76,8 @@ def as_options(message: str, parser: argparse.ArgumentParser, command: str) -> s
     >>> _ = sub.add_parser("demo").add_argument("--max-length", type=int)
     >>> as_options("max_length=600 exceeds the 512 positions: use max_length <= 512", p, "demo")
     '--max-length=600 exceeds the 512 positions: use --max-length <= 512'
+    >>> as_options("no index at /home/u/max_length/x", p, "demo")  # a path keeps its names
+    'no index at /home/u/max_length/x'
     """
     sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
     if sub is None or command not in sub.choices:
@@ -83,7 +85,7 @@ def as_options(message: str, parser: argparse.ArgumentParser, command: str) -> s
     for action in sub.choices[command]._actions:
         long = next((o for o in action.option_strings if o.startswith("--")), None)
         if long and "_" in action.dest:
-            message = re.sub(rf"(?<![\w-]){action.dest}(?!\w)", long, message)
+            message = re.sub(rf"(?<![\w\-/.~]){action.dest}(?![\w/])", long, message)  # not inside a path
     return message
 
 

@@ -484,8 +484,8 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
     @property
     def sim_fn(self) -> pyterrier_dr.SimFn:
         """The dense search's similarity: dot for a model that declares it (sentence-transformers'
-        ``similarity_fn_name``, as pyterrier-dr's ``SBertBiEncoder`` searches) or that normalises its vectors
-        (where dot is cosine); else cosine."""
+        ``similarity_fn_name``; pyterrier-dr's ``SBertBiEncoder`` searches every model by dot) or that normalises
+        its vectors (where dot is cosine); else cosine."""
         declared = getattr(self.model, "similarity_fn_name", None)
         return (
             pyterrier_dr.SimFn.dot if self._normalises or declared in ("dot", "dot_product") else pyterrier_dr.SimFn.cos

@@ -124,7 +124,7 @@ class ScoreFusion(pt.Transformer):
         for name, scorer in self.scorers.items():
             try:
                 out = scorer(queries if name in self.retrievers else frame)
-            except (pt.validate.InputValidationError, ValueError) as error:
+            except pt.validate.InputValidationError as error:  # a query-frame stage given the candidates
                 if name in self.retrievers:
                     raise
                 raise ValueError(

@@ -57,13 +57,15 @@ def bm25_index(collection, path: str | os.PathLike):
         path = Path(path).with_name(Path(path).stem + "-jieba-search.pisa")
         docs = ({"docno": d["docno"], "text": chinese_terms(d["text"])} for d in docs)
     pisa = PisaIndex(str(path), text_field="text", stemmer="porter2" if language == "en" else "none")
+    warm = pd.DataFrame({"qid": ["0"], "query": ["warm"]})
     with quiet_native_output():  # PISA's native code logs every step
         if not pisa.built():
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             with build_lock(Path(path)):  # two builds at once crashed PISA, once leaving a damaged index as built
                 if not pisa.built():
                     pisa.index(docs)
-        pisa.bm25()(pd.DataFrame({"qid": ["0"], "query": ["warm"]}))
+                    pisa.bm25()(warm)  # its block-max files are written by the first query: inside the lock
+        pisa.bm25()(warm)
     return pisa
 
 

@@ -70,13 +70,7 @@ class QueryTokenEncoder(QueryEncoderStage):
         self.store = store
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
-        if "docno" in inp.columns:  # pt.inspect reads this stage as before retrieval, so results are refused
-            raise ValueError(
-                "query_token_encoder() encodes queries before retrieval, and got results (a docno column): to "
-                "rescore results, model.query_encoder() >> flex.scorer() >> cv.MaxSim(model) (MaxSim encodes the "
-                "queries itself)"
-            )
-        pta.validate.query_frame(inp, extra_columns=["query"])
+        pta.validate.query_frame(inp, extra_columns=["query"])  # before retrieval (pt.inspect reads it so)
         model = self.bi_encoder_model
         codes, texts = pd.factorize(inp["query"])
         if (codes < 0).any():

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 from ir_measures import RR, R, Success, nDCG
 
-from .artifacts import write_text
+from .artifacts import write_texts
 
 MEASURES = [nDCG @ 10, RR @ 10, Success @ 1, Success @ 10, R @ 100]
 _TEST_COLUMNS = (" +", " -", " p-value", " p-value corrected", " reject")  # pt.Experiment's columns per measure
@@ -239,7 +239,7 @@ def write_table(
         "versions": {m: _version(m) for m in ("pyterrier", "pyterrier_dr", "pyterrier_pisa", "torch", "transformers")},
     }
     records = json_records(table)
-    write_text(json_file, json.dumps({**info, "results": records}, indent=2) + "\n")  # whole, or not at all
+    json_text = json.dumps({**info, "results": records}, indent=2) + "\n"
     lines = [
         f"# {title}",
         "",
@@ -250,4 +250,4 @@ def write_table(
         markdown if markdown is not None else table.to_markdown(index=False),
         "",
     ]
-    write_text(md_file, "\n".join(lines))
+    write_texts({json_file: json_text, md_file: "\n".join(lines)})  # both whole, or neither

@@ -40,8 +40,9 @@ class TokenReranker(pt.Transformer):
     encoded once (or its ``query_toks`` from the first stage are used, when a compatible encoder made them from
     the same text);
     document token states come from the store when one is given (no re-encoding), else from the index the first
-    stage retrieved from (``cv.BiEncoder(...).retriever(index)``; a docno that index lacks, such as a passage of
-    ``pt.text.sliding``, is scored from its text), otherwise each distinct text in the frame is encoded once.
+    stage retrieved from (``cv.BiEncoder(...).retriever(index)``; a frame with docnos that index lacks, such as
+    passages of ``pt.text.sliding``, is scored from its text, every row), otherwise each distinct text in the
+    frame is encoded once.
     ``store=False`` always scores the text, and so does a ``text_field`` given explicitly, where the rows carry it.
 
     ``head`` is a registered head name (``"F1"``, ``"Pooled"``, ...; see ``scoring.HEADS``) or a module;

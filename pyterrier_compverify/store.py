@@ -180,14 +180,14 @@ class TokenStore(pt.Artifact):
 
     def _lookup(self, keys: np.ndarray) -> np.ndarray:
         """Row ids of ``keys`` (str array), -1 for a key the store does not hold. npids reads ``prefix + integer``
-        docnos as integers (its InvIntSequence codec), so ``"d01"`` would find ``d1``: there a found id counts only
-        when its docno is the key (the hashed codec of other docnos compares the keys itself)."""
+        docnos as integers (its integer codecs: ``"d01"`` found ``d1``, ``"04983"`` found ``4983``), so a found id
+        counts only when its docno is the key; the hashed codec of other docnos compares the keys itself."""
         try:
             ids = np.asarray(self._docnos.inv.lookup(keys), dtype=np.int64)
         except ValueError:  # npids' integer codec fails on a key shorter than its prefix: one key at a time
             ids = np.array([self._lookup_one(k) for k in keys], dtype=np.int64)
         found = ids >= 0
-        if found.any() and type(getattr(self._docnos.inv, "codec", None)).__name__ == "InvIntSequence":
+        if found.any() and type(getattr(self._docnos.inv, "codec", None)).__name__ != "InvHash":
             back = np.asarray(self._docnos.fwd[ids[found]]).astype(str)
             ids[np.flatnonzero(found)[back != keys[found]]] = -1
         return ids

@@ -69,8 +69,10 @@ class Verifier(pt.Artifact):
         if not sums:
             yield from super()._package_files()
             return
-        for name in ["pt_meta.json", *sorted(sums)]:
-            yield name, str(Path(self.path) / name)
+        names = ["pt_meta.json", HEAD_FILE, *sorted(sums)]  # the head too: a folder compacted since lists the delta
+        for name in dict.fromkeys(names):
+            if (Path(self.path) / name).exists():
+                yield name, str(Path(self.path) / name)
 
     def verify(self) -> None:
         """Re-read ``head.safetensors`` (and the encoder's files) and compare with the sha256 sums recorded when the

@@ -233,6 +233,13 @@ def test_a_store_refuses_docnos_it_does_not_hold_that_look_like_its_own(model, t
     with pytest.raises(KeyError, match=r"e\.g\. \['00', '01'\]"):
         numeric.token_states(["00", "01", "1"])
     assert len(numeric.token_states(["0", "3", 1])) == 3
+    scattered = [{**d, "docno": n} for d, n in zip(DOCS, ["7", "12", "300", "4983"])]  # rising: npids' InvIntStored
+    stored = model.index(scattered, tmp_path / "s.index").store
+    with pytest.raises(KeyError, match=r"e\.g\. \['04983'\]"):
+        stored.token_states(["04983"])
+    padded = [{**d, "docno": f"d{i:04d}"} for i, d in enumerate(DOCS)]  # InvIntSequenceMulti: 'd1' found 'd0001'
+    with pytest.raises(KeyError, match="not in TokenStore"):
+        model.index(padded, tmp_path / "p.index").store.token_states(["d1"])
 
 
 def test_query_tokens_print_short(model, index):

@@ -335,6 +335,9 @@ def test_token_weights_replaces_a_head_only_of_the_same_settings(tmp_path, tiny_
     training = {"tau": 0.02, "epochs": 6, "tag": "", "seeds": "42", "seed": 42, "chosen": "s42 epoch 5"}
     head = build_head("F1w", dim=tiny_encoder.dim)
     cv.Verifier.save(tmp_path / "f1w-s42", tiny_encoder, head, "F1w", training=training)
-    assert not token_weights.other_settings(tmp_path / "f1w-s42", Namespace(**{**vars(args), "stage": "test"}))
-    assert token_weights.other_settings(tmp_path / "f1w-s42", Namespace(**{**vars(args), "tau": 0.05}))
-    assert not token_weights.other_settings(tmp_path / "none", args)
+    differs = token_weights.other_settings
+    assert not differs(tmp_path / "f1w-s42", Namespace(**{**vars(args), "stage": "test"}), tiny_encoder)
+    assert differs(tmp_path / "f1w-s42", Namespace(**{**vars(args), "tau": 0.05}), tiny_encoder)
+    other = type("Encoder", (), {"fingerprint": "another"})()  # a run over another --model
+    assert differs(tmp_path / "f1w-s42", args, other)
+    assert not differs(tmp_path / "none", args, tiny_encoder)

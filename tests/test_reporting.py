@@ -170,21 +170,24 @@ def test_each_results_script_refuses_its_committed_default_out(script, argv, mon
 
 
 def test_a_table_write_that_fails_leaves_no_empty_file(tmp_path, monkeypatch):
-    """A full disk left a 0-byte .json that the next run refused as already written (review 50-f)."""
+    """A full disk left a 0-byte .json that the next run refused as already written (review 50-f), or a .json
+    without its .md (review 50-h)."""
     import errno
-    from pathlib import Path
+    import tempfile
 
     import pandas as pd
 
     from pyterrier_compverify.reporting import write_table
 
-    real = Path.write_text
+    real, calls = tempfile.mkstemp, []
 
-    def full(self, *args, **kwargs):
-        real(self, "")  # the file is created, then the disk is full
-        raise OSError(errno.ENOSPC, "No space left on device")
+    def full(*args, **kwargs):  # the .json is written, then the disk is full for the .md
+        calls.append(1)
+        if len(calls) > 1:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(Path, "write_text", full)
+    monkeypatch.setattr(tempfile, "mkstemp", full)
     with pytest.raises(OSError, match="No space left"):
         write_table(pd.DataFrame({"a": [1.0]}), tmp_path / "t", "title", None, 0.0)
     assert list(tmp_path.iterdir()) == []

@@ -317,7 +317,7 @@ def test_a_second_run_into_a_folder_in_use_is_refused_at_once(tmp_path, tiny_enc
     loaded the other's model as its own (review 50-f). The folder's run lock refuses the second."""
     from pyterrier_compverify.artifacts import BuildBusyError, build_lock
 
-    with build_lock(tmp_path / "v.run"), pytest.raises(BuildBusyError, match="another process is building"):
+    with build_lock(tmp_path / "v.compverify-run"), pytest.raises(BuildBusyError, match="another run is writing to"):
         train_verifier(ROWS, tmp_path / "v", encoder=tiny_encoder, config=config(seed=8), verbose=False)
     assert not (tmp_path / "v").exists()
     train_verifier(ROWS, tmp_path / "v", encoder=tiny_encoder, config=config(steps=1), verbose=False)

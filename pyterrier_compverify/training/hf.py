@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..artifacts import build_lock, remove_path, write_json
+from ..artifacts import BuildBusyError, build_lock, remove_path, write_json
 from .config import TrainingSchedule
 
 RUN_FILE = "compverify_run.json"  # the fingerprint of the run whose outputs the folder holds
@@ -63,7 +63,7 @@ def run_fingerprint(frame: pd.DataFrame, columns, config: dict, **model) -> dict
 
 
 def one_run_at_a_time(train: Callable) -> Callable:
-    """``train`` holding a lock on its ``output_dir`` (``.NAME.run.lock`` beside the folder) from start to end: a
+    """``train`` holding a lock on its ``output_dir`` (``.NAME.compverify-run.lock`` beside it) from start to end: a
     second run into the same folder meanwhile is refused at once (:class:`~..artifacts.BuildBusyError`), not
     recorded over the first and mixed with it (a run with other options replaced the record until the first had
     checkpoints, and a rerun then loaded the other's model as its own)."""
@@ -72,9 +72,19 @@ def one_run_at_a_time(train: Callable) -> Callable:
     @functools.wraps(train)
     def locked(*args, **kwargs):
         output_dir = Path(signature.bind(*args, **kwargs).arguments["output_dir"]).expanduser().resolve()
-        output_dir.parent.mkdir(parents=True, exist_ok=True)
-        with build_lock(output_dir.with_name(f"{output_dir.name}.run")):
+        lock = build_lock(output_dir.with_name(f"{output_dir.name}.compverify-run"))
+        try:
+            lock.__enter__()  # beside the folder: a new parent folder (nothing to race on yet) or a read-only one
+        except BuildBusyError:  # (reusing a finished run there) goes on unlocked
+            raise BuildBusyError(
+                f"another run is writing to {output_dir}: wait for it to finish, or choose another folder"
+            ) from None
+        except OSError:
             return train(*args, **kwargs)
+        try:
+            return train(*args, **kwargs)
+        finally:
+            lock.__exit__(None, None, None)
 
     return locked
 
