@@ -262,12 +262,6 @@ def test_store_false_never_reads_the_first_stages_index(model, index):
         cv.MaxSim(model, store=True)
 
 
-def test_query_token_encoder_given_results_names_what_to_do(model):
-    results = TOPICS.assign(docno="d1", score=1.0, rank=0)
-    with pytest.raises(ValueError, match="encodes queries before retrieval, and got results"):
-        model.query_token_encoder()(results)
-
-
 def test_interop_details_of_review_50g(model, index):
     """The index object passes for its path; an explicit store lacking the rows' docnos names store=False;
     ScoreFusion shows its scorers and its input to pt.inspect, and a retriever outside retrievers= says so."""
