@@ -12,6 +12,7 @@ import json
 import os
 import secrets
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -126,21 +127,14 @@ def verify_sums(folder: Path, sums: dict | None, error: type[CorruptArtifactErro
 
 
 def write_json(path: Path, value) -> None:
-    """Write ``value`` as JSON to ``path`` in one step (:func:`write_text`)."""
-    write_text(path, json.dumps(value, indent=2))
-
-
-def write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` in one step (:func:`write_texts`)."""
-    write_texts({path: text})
+    """Write ``value`` as JSON to ``path`` in one step (:func:`write_texts`)."""
+    write_texts({path: json.dumps(value, indent=2)})
 
 
 def write_texts(texts: dict) -> None:
     """Write each ``{path: text}`` in one step: every text to a hidden file of its own beside its path first, then
     each renamed over its path, so a reader never finds half a file and a write that fails (a full disk) leaves
     the old files or none, not an empty one, nor one file of a pair."""
-    import tempfile
-
     done = {}
     try:
         for path, text in texts.items():

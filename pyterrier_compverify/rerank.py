@@ -193,12 +193,12 @@ class TokenReranker(pt.Transformer):
         query_ids, query_states = self._query_states(inp)
         try:
             candidates, deferred = self._candidates(inp, store)
-        except KeyError as error:  # docnos the first stage's index lacks (e.g. passages of pt.text.sliding): text
-            if store is self.store and has_text:  # the store given: say how to score the text instead
-                raise KeyError(f"{error.args[0]}; the rows carry text: store=False scores it") from None
-            if store is self.store or not has_text:
+        except KeyError as error:  # docnos the store lacks (e.g. passages of pt.text.sliding)
+            if store is None or not has_text:
                 raise
-            candidates, deferred = self._candidates(inp, None)
+            if store is self.store:  # the store given: say how to score the text instead
+                raise KeyError(f"{error.args[0]}; the rows carry text: store=False scores it") from None
+            candidates, deferred = self._candidates(inp, None)  # the first stage's index: the rows' text
         scores = np.empty(len(inp), dtype=np.float64)
         groups = dict(enumerate(np.split(np.argsort(query_ids, kind="stable"), np.cumsum(np.bincount(query_ids))[:-1])))
         self._head_on_device()

@@ -3,10 +3,12 @@ rerankers it hands out (``MapVerifier`` for F4, ``MapCNN`` for F3, ``TrainedHead
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import pyterrier as pt
@@ -400,9 +402,6 @@ class TrainedHeadReranker(TokenReranker):
 def check_penalty(penalty) -> None:
     """A ValueError naming the options unless ``penalty`` is None, False or a mapping of ConditionalPenalty's
     options (``True`` or a misspelt key gave a raw TypeError)."""
-    import inspect
-    from collections.abc import Mapping
-
     options = [p for p in inspect.signature(ConditionalPenalty.__init__).parameters if p not in ("self", "verifier")]
     if penalty is None or penalty is False or (isinstance(penalty, (int, float)) and penalty == 0):
         return

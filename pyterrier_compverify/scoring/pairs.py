@@ -6,7 +6,7 @@ of the pair (built by ``simmap``), a states head the token states themselves.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
@@ -40,33 +40,29 @@ def self_map(queries: torch.Tensor, product: torch.dtype = torch.float32, stored
     """Each query's map with its own states (G, m, m), float32, made as a candidate's map is made, so a candidate
     whose text is the query gets the query's own map (and a penalty measured against it is zero, up to the
     encoder's batch-dependence: the stored text was encoded beside others, the query alone): the second
-    side as the candidates' rows are held (``stored``: their dtype, e.g. fp16 rows; a function of (T, d) rows,
-    e.g. a store's codec; or ``"int8"`` for int8 products of rows quantised per token), the product in
-    ``product`` precision.
+    side as the candidates' rows are held (``stored``: a function of (T, d) rows, e.g. a store's codec, or
+    ``"int8"`` for int8 products of rows quantised per token), the product in ``product`` precision.
 
     >>> q = torch.nn.functional.normalize(torch.randn(1, 3, 8), dim=-1)
     >>> bool(torch.allclose(self_map(q), q @ q.transpose(1, 2)))
     True
     """
-    if isinstance(stored, str) and stored == "int8":
+    if stored == "int8":
         g, m, d = queries.shape
         rows = quantise_rows(queries.reshape(-1, d))
         return torch.stack([int8_product(rows[i * m : (i + 1) * m], rows[i * m : (i + 1) * m]) for i in range(g)])
-    if callable(stored):
-        side = stored(queries.reshape(-1, queries.shape[-1])).reshape(queries.shape)
-    else:
-        side = queries if stored is None else queries.to(stored)
-    if product == torch.float32 and side.dtype == torch.float32 and side is queries:
+    if stored is None and product == torch.float32:
         return similarity_map(queries, queries)
+    side = queries if stored is None else stored(queries.reshape(-1, queries.shape[-1])).reshape(queries.shape)
     return similarity_map(queries.to(product), side.to(queries.device, product)).float()
 
 
-def candidate_side(packed, stored_form=None):
+def candidate_side(packed, stored_form: Callable | None = None) -> Callable | str:
     """How the candidates' rows are held, for :func:`self_map`: ``"int8"`` for :class:`Int8Rows`, else the
-    store's ``stored_form`` where given, else the rows' dtype."""
+    store's ``stored_form`` where given, else rounding to the rows' dtype."""
     if isinstance(packed, Int8Rows):
         return "int8"
-    return stored_form if stored_form is not None else packed.dtype
+    return stored_form if stored_form is not None else (lambda rows: rows.to(packed.dtype))
 
 
 def query_verdicts(

@@ -3,6 +3,7 @@ runs."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import inspect
@@ -72,19 +73,16 @@ def one_run_at_a_time(train: Callable) -> Callable:
     @functools.wraps(train)
     def locked(*args, **kwargs):
         output_dir = Path(signature.bind(*args, **kwargs).arguments["output_dir"]).expanduser().resolve()
-        lock = build_lock(output_dir.with_name(f"{output_dir.name}.compverify-run"))
-        try:
-            lock.__enter__()  # beside the folder: a new parent folder (nothing to race on yet) or a read-only one
-        except BuildBusyError:  # (reusing a finished run there) goes on unlocked
-            raise BuildBusyError(
-                f"another run is writing to {output_dir}: wait for it to finish, or choose another folder"
-            ) from None
-        except OSError:
+        with contextlib.ExitStack() as held:
+            try:
+                held.enter_context(build_lock(output_dir.with_name(f"{output_dir.name}.compverify-run")))
+            except BuildBusyError:
+                raise BuildBusyError(
+                    f"another run is writing to {output_dir}: wait for it to finish, or choose another folder"
+                ) from None
+            except OSError:  # no lock beside a new parent folder (nothing to race on yet) or a read-only one
+                pass  # (reusing a finished run there): the run goes on unlocked
             return train(*args, **kwargs)
-        try:
-            return train(*args, **kwargs)
-        finally:
-            lock.__exit__(None, None, None)
 
     return locked
 
