@@ -40,7 +40,7 @@ _PUBLIC = {  # name -> the module that defines it
     "CorruptVerifierError": "verifier",
     "TokenStore": "store",
 }
-_SUBMODULES = ("datasets", "measures", "negatives", "querygen", "scoring", "training")
+_SUBMODULES = ("datasets", "measures", "negatives", "querygen", "scoring", "training", "verifier")
 __all__ = [*_PUBLIC, "setup_local_data"]
 
 

@@ -220,6 +220,8 @@ class TokenReranker(pt.Transformer):
             bad = int((~np.isfinite(scores)).sum())
             raise FloatingPointError(f"{self!r} gave {bad} non-finite score(s): check the head's weights and store")
         out = inp.assign(score=scores, rank=ranks(inp["qid"], scores))  # a copy with score and rank replaced
+        if pt.model.STRICT_SORT:  # as pt.model.add_ranks does
+            out = out.sort_values(["qid", "rank"], kind="stable")
         names = list(out.columns)
         if names[-2:] == ["score", "rank"]:
             return out
@@ -359,7 +361,8 @@ class TokenReranker(pt.Transformer):
 
 def ranks(qids: pd.Series, scores: np.ndarray) -> np.ndarray:
     """Each row's rank within its qid by descending score, ties in row order: ``pt.model.add_ranks``'s ranks
-    (its ``rank(method="first")``) from one stable sort instead of a pandas group-by.
+    (its ``rank(method="first")``) from one stable sort instead of a pandas group-by. The rows keep their order
+    (the reranker sorts them where ``pt.model.STRICT_SORT`` asks for it).
 
     >>> ranks(pd.Series(["a", "b", "a", "a"]), np.array([0.1, 0.5, 0.3, 0.1])).tolist()
     [1, 0, 0, 2]

@@ -50,6 +50,22 @@ class CorruptStoreError(CorruptArtifactError):
     """A TokenStore folder whose files do not match its pt_meta.json (truncated, missing, damaged or foreign)."""
 
 
+class StoredFormat:
+    """``TokenStore.ARTIFACT_FORMAT``: ``"fp16"`` on the class (a new store's default codec) and the codec a built
+    store records on an instance, so that ``pt.inspect.artifact_type_format`` names an int8 or pq store's format."""
+
+    def __get__(self, store, owner=None) -> str:
+        if store is None:
+            return "fp16"
+        meta = store._meta
+        if meta is None:
+            try:
+                meta = json.loads((Path(store.path) / META_FILE).read_text())
+            except (OSError, ValueError):  # not built, or damaged: opening the store says which
+                return "fp16"
+        return str(meta.get("format", "fp16"))
+
+
 class TokenStore(pt.Artifact):
     """Token states of a document collection, for rerankers that must not re-encode documents.
 
@@ -66,7 +82,7 @@ class TokenStore(pt.Artifact):
     """
 
     ARTIFACT_TYPE = "token_store"
-    ARTIFACT_FORMAT = "fp16"
+    ARTIFACT_FORMAT = StoredFormat()
 
     def __init__(self, path: str | os.PathLike):
         super().__init__(Path(path).expanduser())  # "~/x.tokens" as the shell would read it

@@ -305,3 +305,13 @@ def test_a_device_given_as_an_index_is_a_cuda_device():
     else:
         with pytest.raises(ValueError, match="device 'cuda:0': this torch sees no CUDA GPU"):
             resolve_device(0)
+
+
+def test_every_submodule_named_in_dir_is_an_attribute():
+    """``cv.verifier`` (and each lazily imported part) is reachable as an attribute, as ``dir(cv)`` says."""
+    import importlib
+
+    assert "verifier" in dir(cv)
+    assert (
+        cv.verifier is importlib.import_module("pyterrier_compverify.verifier") and cv.verifier.Verifier is cv.Verifier
+    )

@@ -41,6 +41,17 @@ def test_scores_ranks_and_keeps_columns(tiny_encoder):
     assert (merged["keep_in"] == merged["keep"]).all()
 
 
+def test_strict_sort_orders_the_rows_as_add_ranks_does(tiny_encoder, monkeypatch):
+    inp = result_frame()
+    kept = MaxSim(tiny_encoder)(inp)
+    assert list(kept["keep"]) == list(inp["keep"])  # the default: rows in input order
+    monkeypatch.setattr(pt.model, "STRICT_SORT", True)
+    out = MaxSim(tiny_encoder)(inp)
+    assert list(out["qid"]) == ["q0"] * 5 + ["q1"] * 5 and list(out["rank"]) == [0, 1, 2, 3, 4] * 2
+    expected = pt.model.add_ranks(kept.drop(columns="rank").copy())
+    assert list(out["docno"]) == list(expected["docno"])
+
+
 def test_scores_match_a_direct_computation(tiny_encoder):
     out = MaxSim(tiny_encoder)(result_frame(["dog chases cat"]))
     q = tiny_encoder.encode(["dog chases cat"]).token_states[0]

@@ -142,10 +142,13 @@ def test_metadata_records_codec_and_loads_through_pt_artifact(stores):
         "offsets.npy",
         "docnos.npids",
     }
-    for store in stores.values():
+    for name, store in stores.items():
         loaded = pt.Artifact.load(str(store.path))
         assert isinstance(loaded, TokenStore) and loaded.codec == store.codec and len(loaded) == len(DOCS)
         loaded.verify()
+        assert pt.inspect.artifact_type_format(TokenStore(store.path)) == ("token_store", name)  # not yet opened
+        assert pt.inspect.artifact_type_format(loaded) == ("token_store", name)
+    assert pt.inspect.artifact_type_format(TokenStore) == ("token_store", "fp16")  # a new store's default
 
 
 def test_bytes_per_token(stores):
