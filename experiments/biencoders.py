@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -59,6 +60,9 @@ def train_all(args, edits: pd.DataFrame, work: Path) -> tuple[dict[str, str], pd
             config = EncoderTrainingConfig(steps=args.steps, batch_size=args.batch_size, seed=seed, save_steps=20)
             # a finished run with these rows and settings is reloaded; one with others is refused (not reused)
             train_encoder(rows, out, model=args.model, config=config, device=args.device, overwrite=args.overwrite)
+            if trained_since(out / "final", started):  # trained now (not reloaded): its old record and runs are stale
+                info_file.unlink(missing_ok=True)
+                shutil.rmtree(work / "runs" / f"{recipe}-{seed}", ignore_errors=True)
             if not info_file.exists():
                 info = {
                     "rows": len(rows),
@@ -69,6 +73,11 @@ def train_all(args, edits: pd.DataFrame, work: Path) -> tuple[dict[str, str], pd
             timings.append({"model": f"{recipe}-{seed}", **json.loads(info_file.read_text())})
             models[f"{recipe}-{seed}"] = str(out / "final")
     return models, pd.DataFrame(timings), used
+
+
+def trained_since(folder: Path, started: float) -> bool:
+    """Whether a file of the model folder ``folder`` was written after ``started`` (a ``time.time()``)."""
+    return any(f.stat().st_mtime >= started for f in folder.iterdir() if f.is_file())
 
 
 def dense_run(name: str, model: str, dataset_id: str, work: Path, args) -> pd.DataFrame:

@@ -341,3 +341,16 @@ def test_token_weights_replaces_a_head_only_of_the_same_settings(tmp_path, tiny_
     other = type("Encoder", (), {"fingerprint": "another"})()  # a run over another --model
     assert differs(tmp_path / "f1w-s42", args, other)
     assert not differs(tmp_path / "none", args, tiny_encoder)
+
+
+def test_biencoders_tells_a_model_trained_now_from_one_reloaded(tmp_path):
+    """``biencoders.train_all`` drops a model's old record and cached runs only when it was trained again."""
+    import time
+
+    import biencoders
+
+    final = tmp_path / "final"
+    final.mkdir()
+    (final / "model.safetensors").write_bytes(b"x")
+    later = time.time() + 60
+    assert biencoders.trained_since(final, time.time() - 60) and not biencoders.trained_since(final, later)
