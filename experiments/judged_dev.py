@@ -21,7 +21,9 @@ the first sat near its ceiling (judged nDCG@10 0.97: a caption query meets its o
 meets most of its top 10). It draws ``--queries 100`` of the keyword and phrase queries of two words or more
 (``--kinds keyword,phrase --min-words 2``), none of the first sample's (``--exclude``), read by four readers;
 the weight is chosen by the same rule on this sample alone, and that weight, whatever it is, is then run over
-three seeds (``wordnet_seeds.py``).
+three seeds (``wordnet_seeds.py``). ``second-sample`` then draws 200 of its pairs for a second reader, whose
+``second-reading.md`` ``summarise`` compares with the first readers' (agreement, Cohen's kappa, and the weight the
+rule chooses with the second reader's labels on those pairs).
 
 Made after ``wordnet_signal.py``'s diagnostic (test nDCG@10 at every weight, read after its dev chose 0) had been
 seen, so a weight chosen here is not blind to test; the results say so.
@@ -31,12 +33,16 @@ seen, so a weight chosen here is not blind to test; the results say so.
     python experiments/judged_dev.py summarise --signal wordnet --cache runs/wordnet-features.pkl [--test]
     python experiments/judged_dev.py sample --queries 100 --seed 1 --kinds keyword,phrase --min-words 2 \
         --exclude experiments/results/judged-dev/key.json --out experiments/results/judged-dev-2
+    python experiments/judged_dev.py second-sample --out experiments/results/judged-dev-2 --size 200 --seed 7
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import pickle
+import re
+import sys
 import time
 from pathlib import Path
 
@@ -48,13 +54,14 @@ import weighted_fusion as wf
 from capretrieval_best import task
 from dev_rule import DEV_TARGET, best_on_dev
 from ir_measures import nDCG
-from readings import keyed_reading, labelled_rows, reading_study
+from readings import agreement, keyed_reading, labelled_rows, reading_study
 from scipy.stats import ttest_rel
 
 from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, FUSION_WEIGHTS
-from pyterrier_compverify.reporting import write_table
+from pyterrier_compverify.reporting import refuse_existing, write_table
 
 OUT = Path(__file__).parent / "results" / "judged-dev"
+NUMBERED = re.compile(r"^\| \d+ \|")  # a pair's row of sample.md
 DEV = "dev:flickr8k"
 CRITERIA = """# Relevance criteria: does this caption meet the search query?
 
@@ -140,18 +147,66 @@ def per_query(run: pd.DataFrame, qrels: pd.DataFrame) -> dict[str, float]:
     return {m.query_id: m.value for m in ir_measures.iter_calc([nDCG @ 10], qrels, run)}
 
 
+def second_sample(args) -> None:
+    """``second-sample.md``: ``--size`` of ``sample.md``'s pairs drawn at random (Python's ``random``, ``--seed``)
+    for a second reader, whose ``second-reading.md`` ``summarise`` compares with the first readers' labels."""
+    import random
+
+    folder = Path(args.out)
+    refuse_existing([folder / "second-sample.md"], args.overwrite)
+    rows = [line for line in (folder / "sample.md").read_text().splitlines() if NUMBERED.match(line)]
+    random.seed(args.seed)
+    picked = sorted(random.sample(range(len(rows)), args.size))
+    head = f"# {args.size} pairs\n\n| number | query | caption |\n|---|---|---|\n"
+    (folder / "second-sample.md").write_text(head + "\n".join(rows[i] for i in picked) + "\n")
+    print(f"{args.size} of {len(rows)} pairs -> {folder / 'second-sample.md'}")
+
+
+def second_reading(folder: Path, judged: pd.DataFrame) -> pd.DataFrame | None:
+    """The second reader's labels (``second-reading.md``) merged with the first readers' on ``number``, or None."""
+    path = folder / "second-reading.md"
+    if not path.exists():
+        return None
+    second = labelled_rows(path, {"label": ("1", "0")}).rename(columns={"label": "second"})
+    unknown = sorted(set(second["number"]) - set(judged["number"]))
+    if unknown or second["number"].duplicated().any():
+        raise SystemExit(f"{path}: numbers not in the sample or repeated: {unknown[:10]}")
+    return judged.merge(second.astype({"second": int}), on="number")
+
+
 def summarise(args) -> None:
     started = time.time()
     folder = Path(args.out)
     read = labelled_rows(folder / "reading.md", {"label": ("1", "0")})
     meta, judged = keyed_reading(folder, read)
     judged["label"] = judged["label"].astype(int)
+    data = load_dev(args.cache)
+    table, scores, met, chosen = weights_by_rule(judged, data, meta["signal"])
+    lines = []
+    both = second_reading(folder, judged)
+    if both is not None:
+        alike, kappa = agreement(both["label"], both["second"])
+        relabelled = judged.assign(label=judged["number"].map(both.set_index("number")["second"]).fillna(
+            judged["label"]).astype(int))  # fmt: skip
+        _, _, _, chosen_second = weights_by_rule(relabelled, data, meta["signal"])
+        lines = [
+            "",
+            f"A second reader (`second-reading.md`, given only `criteria.md` and the {len(both)} pairs of "
+            f"`second-sample.md`) labelled {int(both['second'].sum())} relevant where the first readers labelled "
+            f"{int(both['label'].sum())}: {alike:.1%} alike, Cohen's kappa {kappa:.2f}. With the second reader's "
+            f"labels in place of the first readers' on those pairs, the rule chooses {chosen_second}.",
+        ]
+    report(args, folder, started, data, meta, judged, table, scores, met, chosen, lines)
+
+
+def weights_by_rule(judged: pd.DataFrame, data: dict, signal: str):
+    """(table of judged dev, image-label dev and dev:scifact-train nDCG@10 per weight, per-query judged scores,
+    scored queries, the weight chosen by the rule) for the reader's labels ``judged``."""
     qrels = judged[["qid", "docno", "label"]].rename(columns={**wf.TREC, "label": "relevance"})
     met = sorted(set(judged.loc[judged["label"] > 0, "qid"]))  # queries with a relevant pair
-    data = load_dev(args.cache)
     frame, image_qrels, vectors = data[DEV]
     frame = frame[frame["qid"].isin(met)]
-    runs = top10s(frame, vectors, meta["signal"])
+    runs = top10s(frame, vectors, signal)
     image_qrels = image_qrels[image_qrels["query_id"].isin(met)]  # the cache keeps ir_measures' columns
     scifact, scifact_qrels, scifact_vectors = data["dev:scifact-train"]
     floor = signal_study.scifact_floor(data)
@@ -160,10 +215,10 @@ def summarise(args) -> None:
     rows, scores = [], {}
     for weight, run in runs.items():
         scores[weight] = per_query(run, qrels)
-        setting = {**fusion, meta["signal"]: weight}
+        setting = {**fusion, signal: weight}
         rows.append(
             {
-                meta["signal"]: weight,
+                signal: weight,
                 "judged dev nDCG@10": np.mean([scores[weight].get(q, 0.0) for q in met]),
                 "image-label dev nDCG@10 (same queries)": wf.ndcg(run, image_qrels),
                 "dev:scifact-train": wf.ndcg(
@@ -172,8 +227,16 @@ def summarise(args) -> None:
             }
         )
     table = pd.DataFrame(rows)
-    judged_rule = table.rename(columns={"judged dev nDCG@10": DEV_TARGET}).set_index(meta["signal"])
+    judged_rule = table.rename(columns={"judged dev nDCG@10": DEV_TARGET}).set_index(signal)
     chosen = float(best_on_dev(judged_rule, floor))  # the rule with the judged sample as its target (a tie: the lower)
+    return table, scores, met, chosen
+
+
+def report(args, folder, started, data, meta, judged, table, scores, met, chosen, second: list[str]) -> None:
+    """Write ``summary.{md,json}``: the table, the chosen weight and, with ``--test``, its test figures."""
+    floor = signal_study.scifact_floor(data)
+    fusion = wf.seeded(FUSION_WEIGHTS, 42)
+    depth = max(signal_study.DEPTHS)
     base, new = scores[0.0], scores[chosen]
     up = sum(new.get(q, 0) > base.get(q, 0) for q in met)
     down = sum(new.get(q, 0) < base.get(q, 0) for q in met)
@@ -191,6 +254,7 @@ def summarise(args) -> None:
         f"Chosen: {meta['signal']} {chosen} (judged dev {up} queries up / {down} down against weight 0, paired t-test "
         f"p = {p:.3g}). This sample was made after the signal's test diagnostic had been read, so the choice is "
         "not blind to test.",
+        *second,
     ]
     if args.test:
         test = signal_study.test_table(data, fusion, meta["signal"], chosen)
@@ -213,6 +277,15 @@ def options(parser) -> None:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["second-sample"]:  # a stage of its own: reading_study's refuse sample.md, which it reads
+        parser = argparse.ArgumentParser(description="draw pairs of sample.md for a second reader")
+        parser.add_argument("stage", choices=["second-sample"])
+        parser.add_argument("--out", default=str(OUT))
+        parser.add_argument("--size", type=int, default=200)
+        parser.add_argument("--seed", type=int, default=7)
+        parser.add_argument("--overwrite", action="store_true")
+        second_sample(parser.parse_args())
+        return
     reading_study(__doc__, OUT, sample, summarise, options)
 
 

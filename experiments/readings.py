@@ -56,6 +56,18 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return centre - half, centre + half
 
 
+def agreement(first: pd.Series, second: pd.Series) -> tuple[float, float]:
+    """(share of items labelled alike, Cohen's kappa) of two readers' labels of the same items (aligned Series).
+
+    >>> [round(x, 3) for x in agreement(pd.Series([1, 1, 0, 0, 1]), pd.Series([1, 0, 0, 0, 1]))]
+    [0.8, 0.615]
+    """
+    alike = float((first.to_numpy() == second.to_numpy()).mean())
+    shares = pd.concat([first.value_counts(normalize=True), second.value_counts(normalize=True)], axis=1).fillna(0)
+    chance = float((shares.iloc[:, 0] * shares.iloc[:, 1]).sum())
+    return alike, (alike - chance) / (1 - chance) if chance < 1 else 1.0
+
+
 def reading_study(doc: str, out: Path, sample: Callable, summarise: Callable, add_options=None) -> None:
     """The command line of a reading study: ``sample`` writes ``sample.md`` and ``key.json`` into ``--out`` for
     the reader, ``summarise`` reads their ``reading.md`` into ``summary.{md,json}``. Each stage refuses its existing
