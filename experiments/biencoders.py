@@ -39,6 +39,7 @@ from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR
 from pyterrier_compverify.reporting import refuse_overwrite, write_table
 from pyterrier_compverify.training import EncoderTrainingConfig, train_encoder
 from pyterrier_compverify.training.data import recipe_rows
+from pyterrier_compverify.training.hf import RUN_FILE
 
 ZERO_SHOT = ["irds:cranfield", "vaswani", "compverify/capretrieval/en"]
 IN_DOMAIN = ["irds:beir/scifact/test"]
@@ -59,8 +60,9 @@ def train_all(args, edits: pd.DataFrame, work: Path) -> tuple[dict[str, str], pd
             started = time.time()
             config = EncoderTrainingConfig(steps=args.steps, batch_size=args.batch_size, seed=seed, save_steps=20)
             # a finished run with these rows and settings is reloaded; one with others is refused (not reused)
+            before = finished_run(out)
             train_encoder(rows, out, model=args.model, config=config, device=args.device, overwrite=args.overwrite)
-            if trained_since(out / "final", started):  # trained now (not reloaded): its old record and runs are stale
+            if not reloaded(before, finished_run(out), args.overwrite):  # trained now: old record and runs are stale
                 info_file.unlink(missing_ok=True)
                 shutil.rmtree(work / "runs" / f"{recipe}-{seed}", ignore_errors=True)
             if not info_file.exists():
@@ -75,9 +77,18 @@ def train_all(args, edits: pd.DataFrame, work: Path) -> tuple[dict[str, str], pd
     return models, pd.DataFrame(timings), used
 
 
-def trained_since(folder: Path, started: float) -> bool:
-    """Whether a file of the model folder ``folder`` was written after ``started`` (a ``time.time()``)."""
-    return any(f.stat().st_mtime >= started for f in folder.iterdir() if f.is_file())
+def finished_run(out: Path) -> tuple[bool, str | None]:
+    """(whether ``out`` holds a finished model, the run fingerprint it records or None): read before and after
+    ``train_encoder``, which saves ``final`` again even when it only reloads a finished run."""
+    record = out / RUN_FILE
+    return (out / "final").exists(), record.read_text() if record.exists() else None
+
+
+def reloaded(before: tuple[bool, str | None], after: tuple[bool, str | None], overwrite: bool) -> bool:
+    """Whether ``train_encoder`` reloaded the finished run ``before`` rather than training: the same fingerprint,
+    or a folder from before fingerprints, which it takes over only without ``overwrite``."""
+    finished, fingerprint = before
+    return finished and (fingerprint == after[1] or (fingerprint is None and not overwrite))
 
 
 def dense_run(name: str, model: str, dataset_id: str, work: Path, args) -> pd.DataFrame:

@@ -61,6 +61,7 @@ from pyterrier_compverify.pipelines import DEFAULT_INDEX_DIR, FUSION_WEIGHTS
 from pyterrier_compverify.reporting import refuse_existing, write_table
 
 OUT = Path(__file__).parent / "results" / "judged-dev"
+KINDS = {"keyword", "phrase", "caption"}  # capretrieval_best.image_queries' query kinds
 NUMBERED = re.compile(r"^\| \d+ \|")  # a pair's row of sample.md
 DEV = "dev:flickr8k"
 CRITERIA = """# Relevance criteria: does this caption meet the search query?
@@ -106,6 +107,8 @@ def sample(args) -> None:
     frame, _, vectors = data[DEV]
     queries = frame.drop_duplicates("qid").set_index("qid")["query"]
     kinds = set(args.kinds.split(",")) if args.kinds else None
+    if kinds and not kinds <= KINDS:
+        raise SystemExit(f"--kinds: {sorted(kinds - KINDS)} not among {sorted(KINDS)}")
     excluded = set(json.loads(Path(args.exclude).read_text())["queries"]) if args.exclude else set()
     qids = sorted(
         q
@@ -168,9 +171,12 @@ def second_reading(folder: Path, judged: pd.DataFrame) -> pd.DataFrame | None:
     if not path.exists():
         return None
     second = labelled_rows(path, {"label": ("1", "0")}).rename(columns={"label": "second"})
-    unknown = sorted(set(second["number"]) - set(judged["number"]))
-    if unknown or second["number"].duplicated().any():
-        raise SystemExit(f"{path}: numbers not in the sample or repeated: {unknown[:10]}")
+    drawn = {int(line.split("|")[1]) for line in (folder / "second-sample.md").read_text().splitlines()
+             if NUMBERED.match(line)}  # fmt: skip
+    if set(second["number"]) != drawn or second["number"].duplicated().any():
+        missing, unknown = sorted(drawn - set(second["number"])), sorted(set(second["number"]) - drawn)
+        raise SystemExit(f"{path} must label each pair of second-sample.md once: missing {missing[:10]}, not "
+                         f"drawn {unknown[:10]}, rows {len(second)}")  # fmt: skip
     return judged.merge(second.astype({"second": int}), on="number")
 
 

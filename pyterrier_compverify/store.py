@@ -63,7 +63,8 @@ class StoredFormat:
                 meta = json.loads((Path(store.path) / META_FILE).read_text())
             except (OSError, ValueError):  # not built, or damaged: opening the store says which
                 return "fp16"
-        return str(meta.get("format", "fp16"))
+        format_name = meta.get("format") if isinstance(meta, dict) else None
+        return format_name if isinstance(format_name, str) else "fp16"
 
 
 class TokenStore(pt.Artifact):

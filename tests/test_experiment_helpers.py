@@ -343,14 +343,22 @@ def test_token_weights_replaces_a_head_only_of_the_same_settings(tmp_path, tiny_
     assert not differs(tmp_path / "none", args, tiny_encoder)
 
 
-def test_biencoders_tells_a_model_trained_now_from_one_reloaded(tmp_path):
-    """``biencoders.train_all`` drops a model's old record and cached runs only when it was trained again."""
-    import time
-
+def test_biencoders_tells_a_model_trained_now_from_one_reloaded(tmp_path, tiny_model_dir):
+    """``biencoders.train_all`` drops a model's old record and cached runs only when ``train_encoder`` trained it
+    (it saves ``final`` again on a reload too): checked against the real trainer on the tiny model."""
     import biencoders
 
-    final = tmp_path / "final"
-    final.mkdir()
-    (final / "model.safetensors").write_bytes(b"x")
-    later = time.time() + 60
-    assert biencoders.trained_since(final, time.time() - 60) and not biencoders.trained_since(final, later)
+    from pyterrier_compverify.training import EncoderTrainingConfig, train_encoder
+
+    rows = pd.DataFrame({"anchor": [f"query {i}" for i in range(8)], "positive": [f"text {i}" for i in range(8)]})
+    config = EncoderTrainingConfig(steps=2, batch_size=4, save_steps=2, max_length=16)
+    out = tmp_path / "A-42"
+
+    def run(frame, overwrite=False):
+        before = biencoders.finished_run(out)
+        train_encoder(frame, out, model=tiny_model_dir, config=config, verbose=False, device="cpu", overwrite=overwrite)
+        return biencoders.reloaded(before, biencoders.finished_run(out), overwrite)
+
+    assert not run(rows)  # a new folder: trained
+    assert run(rows) and run(rows, overwrite=True)  # the same run: reloaded
+    assert not run(rows.iloc[::-1].reset_index(drop=True).assign(anchor=lambda f: f["anchor"] + "!"), overwrite=True)
