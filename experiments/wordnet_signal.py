@@ -6,7 +6,8 @@ eight of those nineteen are plain category membership ("animal" for a dog, "seaf
 ``experiments/results/capretrieval-errors/``). WordNet holds that knowledge offline. The signal ``wordnet`` is the
 share of a query's content words that a candidate contains, itself or as one of its WordNet hyponyms (any noun
 sense, the whole hyponym tree: "animal" is met by "dog", "seafood" by "clam"); words are lower-cased and reduced
-to their WordNet base forms (``morphy``), a candidate's two-word phrases count too ("golden retriever"). Its
+to their WordNet base forms (``morphy``), a candidate's two-word phrases count too ("golden retriever"):
+``pyterrier_compverify.wordnet_coverage`` (the package's ``cv.WordNetCoverage``). Its
 weight beside the packaged fusion is chosen on dev and read on test by ``signal_study.py``'s procedure. The
 idea came from a reading of CapRetrievalEn *test* errors (above), so the signal is test-informed; no setting of
 it was tuned on a test collection.
@@ -18,8 +19,6 @@ Writes ``--out`` (default experiments/results/wordnet-signal/wordnet).{md,json}.
 
 from __future__ import annotations
 
-import re
-from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -27,63 +26,8 @@ import signal_study
 from capretrieval_best import task
 
 import pyterrier_compverify as cv
-from pyterrier_compverify.negatives.wordnet import load_wordnet
 from pyterrier_compverify.reporting import refuse_overwrite
-
-WORD = re.compile(r"[a-z]+")
-STOPWORDS = frozenset(
-    "a an the of in on at to for with and or is are was were be been by from as it its this that these those there "
-    "here some any no not into onto over under up down out off than then so very".split()
-)
-
-
-@cache
-def base_forms(word: str) -> frozenset[str]:
-    """``word`` and its WordNet base forms as a noun, verb and adjective ("dogs" -> dog, "running" -> run)."""
-    wordnet = load_wordnet()
-    return frozenset({word} | {m for pos in ("n", "v", "a") if (m := wordnet.morphy(word, pos))})
-
-
-@cache
-def meets(word: str) -> frozenset[str]:
-    """The terms that meet a query word: its base forms and every lemma of the hyponym trees of their noun senses
-    ("animal" -> dog, ..., "golden retriever"; multi-word lemmas with a space).
-
-    >>> {"dog", "puppy", "golden retriever"} <= meets("animal"), "cat" in meets("dog")
-    (True, False)
-    """
-    wordnet = load_wordnet()
-    found = set(base_forms(word))
-    for form in base_forms(word):
-        for sense in wordnet.synsets(form, pos="n"):
-            for below in sense.closure(lambda s: s.hyponyms() + s.instance_hyponyms()):
-                found.update(name.lower().replace("_", " ") for name in below.lemma_names())
-    return frozenset(found)
-
-
-def terms(text: str) -> set[str]:
-    """A candidate's words, their base forms and its two-word phrases.
-
-    >>> sorted(terms("Two dogs run"))
-    ['dog', 'dogs', 'dogs run', 'run', 'two', 'two dogs']
-    """
-    words = WORD.findall(text.lower())
-    found = {form for w in words for form in base_forms(w)}
-    return found | {" ".join(pair) for pair in zip(words, words[1:])}
-
-
-def query_words(query: str) -> list[frozenset[str]]:
-    """What meets each content word of ``query`` (stopwords left out)."""
-    return [meets(w) for w in WORD.findall(query.lower()) if w not in STOPWORDS]
-
-
-def coverage(words: list[frozenset[str]], held: set[str]) -> float:
-    """The share of a query's words (``query_words``) that a candidate's ``terms`` meet; 0 for a query of stopwords.
-
-    >>> coverage(query_words("seafood on a plate"), terms("clams and rice on a dish"))
-    0.5
-    """
-    return float(np.mean([bool(meet & held) for meet in words])) if words else 0.0
+from pyterrier_compverify.wordnet_coverage import coverage, query_words, terms
 
 
 def features(name: str, encoder: cv.TokenEncoder, index_dir: Path) -> signal_study.Features:

@@ -39,6 +39,7 @@ _PUBLIC = {  # name -> the module that defines it
     "CorruptStoreError": "store",
     "CorruptVerifierError": "verifier",
     "TokenStore": "store",
+    "WordNetCoverage": "wordnet_coverage",
 }
 _SUBMODULES = ("datasets", "measures", "negatives", "querygen", "scoring", "training", "verifier")
 __all__ = [*_PUBLIC, "setup_local_data"]

@@ -44,6 +44,7 @@ def run_evaluation(
     reference: bool = False,
     fusion: bool | str = False,
     fusion_depth: int | None = None,
+    fusion_wordnet: float = 0.0,
     overwrite: bool = False,
     verbose: bool = True,
 ):
@@ -52,7 +53,8 @@ def run_evaluation(
     reranking dense's top ``depth`` from the TokenStore (MaxSim also BM25's; a verifier over another or a fine-tuned
     encoder from a store of its own, built once under ``index_dir``). ``max_length`` None: the encoder's
     default. ``fusion``: also run :func:`~.pipelines.fusion_pipeline` over dense's and BM25's top ``fusion_depth``
-    (None: 300) with the packaged WeightedMaxSim (True) or the F1w head in a folder. ``correction``: a
+    (None: 300) with the packaged WeightedMaxSim (True) or the F1w head in a folder, and ``fusion_wordnet`` the
+    weight of :class:`~.wordnet_coverage.WordNetCoverage` in it (0: none; ``[negatives]`` extra). ``correction``: a
     multiple-test correction of the p-values against ``baseline`` over the systems (one of ``CORRECTIONS``, e.g.
     ``"holm"``; ``reporting.with_correction`` adds ``<measure> p-value corrected`` and the tables mark those).
     ``index_dir`` None: ``$COMPVERIFY_CACHE`` or ``~/.cache/pyterrier_compverify``. Tables already in ``out_dir``
@@ -60,8 +62,9 @@ def run_evaluation(
     (measures first); ``attrs["written"]`` names the .md file written."""
     started = time.time()
     rerankers = check_rerankers(rerankers)
-    fusion_depth = check_fusion(fusion, fusion_depth)
-    check_baseline(baseline, rerankers, depth=depth, reference=reference, fusion_depth=fusion_depth)
+    fusion_depth = check_fusion(fusion, fusion_depth, fusion_wordnet)
+    check_baseline(baseline, rerankers, depth=depth, reference=reference, fusion_depth=fusion_depth,
+                   fusion_wordnet=fusion_wordnet)  # fmt: skip
     check_correction(correction, baseline)
     collection = open_collection(dataset_id)
     stem = None if out_dir is None else Path(out_dir).expanduser() / f"evaluate-{collection.name}"
@@ -97,11 +100,12 @@ def run_evaluation(
     scorers = build_rerankers(rerankers, encoder, indices, store_for=store_for, verbose=verbose)  # a bar each
     systems = standard_pipelines(indices, encoder, depth=depth, rerankers=scorers)
     if fusion_depth:
+        from .datasets.collection import CorpusText
         from .verifier import WeightedMaxSim
 
         head = WeightedMaxSim(fusion_head(fusion), encoder=encoder, store=indices.store, verbose=verbose)
-        systems[FUSION_LABEL.format(depth=fusion_depth)] = fusion_pipeline(
-            indices, encoder, depth=fusion_depth, weighted=head
+        systems[fusion_label(fusion_depth, fusion_wordnet)] = fusion_pipeline(
+            indices, encoder, depth=fusion_depth, weighted=head, wordnet=fusion_wordnet, texts=CorpusText(collection)
         )
     if reference:
         systems[REFERENCE] = plain_dense_run(collection, encoder, topics)
@@ -146,24 +150,44 @@ def check_rerankers(names: Sequence[str]) -> list[str]:
     return names
 
 
-def check_fusion(fusion: bool | str, depth: int | None) -> int | None:
+def fusion_label(depth: int, wordnet: float = 0.0) -> str:
+    """The name of the ``--fusion`` system in the tables.
+
+    >>> fusion_label(300, 0.5)
+    '(Dense, BM25)@300 >> WeightedMaxSim + BM25 + 0.5 WordNet'
+    """
+    return FUSION_LABEL.format(depth=depth) + (f" + {wordnet:g} WordNet" if wordnet else "")
+
+
+def check_fusion(fusion: bool | str, depth: int | None, wordnet: float = 0.0) -> int | None:
     """The depth of the ``fusion`` system (None when it is off), checked before any model is loaded: ``fusion``
-    is False, True (the packaged head) or an existing folder, and a ``depth`` needs ``fusion``.
+    is False, True (the packaged head) or an existing folder; a ``depth`` or a ``wordnet`` weight needs ``fusion``,
+    and the weight is a number >= 0 whose scorer can load (the ``[negatives]`` extra).
 
     >>> check_fusion(True, None), check_fusion(False, None)
     (300, None)
     >>> check_fusion(False, 200)
     Traceback (most recent call last):
     ValueError: fusion_depth has no effect without fusion
+    >>> check_fusion(True, None, -1)
+    Traceback (most recent call last):
+    ValueError: fusion_wordnet must be a number >= 0 (the WordNet signal's weight), not -1
     """
     from .pipelines import FUSION_DEPTH
 
     if isinstance(fusion, str) and not (fusion.strip() and Path(fusion).is_dir()):
         raise FileNotFoundError(f"fusion head {fusion!r} is not a folder: give a trained F1w (WeightedMaxSim) folder")
+    if isinstance(wordnet, bool) or not isinstance(wordnet, (int, float)) or not wordnet >= 0:
+        raise ValueError(f"fusion_wordnet must be a number >= 0 (the WordNet signal's weight), not {wordnet!r}")
     if not fusion:
-        if depth is not None:
-            raise ValueError("fusion_depth has no effect without fusion")
+        for name, value in (("fusion_depth", depth), ("fusion_wordnet", wordnet or None)):
+            if value is not None:
+                raise ValueError(f"{name} has no effect without fusion")
         return None
+    if wordnet:
+        from .negatives.wordnet import load_wordnet
+
+        load_wordnet()  # the [negatives] extra, named in one line before any model loads
     return FUSION_DEPTH if depth is None else depth
 
 
@@ -200,9 +224,11 @@ def check_baseline(
     depth: int,
     reference: bool = False,
     fusion_depth: int | None = None,
+    fusion_wordnet: float = 0.0,
 ) -> None:
     """Refuse a ``baseline`` that names none of the systems (the significance tests would be dropped silently);
-    None: no significance tests. ``fusion_depth``: the depth of the ``--fusion`` system, None when it is off.
+    None: no significance tests. ``fusion_depth``: the depth of the ``--fusion`` system, None when it is off;
+    ``fusion_wordnet``: its WordNet weight.
 
     >>> check_baseline("Dense >> MaxSim@100", ["maxsim"], depth=100)
     >>> check_baseline("(Dense, BM25)@300 >> WeightedMaxSim + BM25", ["maxsim"], depth=100, fusion_depth=300)
@@ -214,7 +240,7 @@ def check_baseline(
     names = ["BM25", "Dense", *([f"BM25 >> MaxSim@{depth}"] if "MaxSim" in labels else [])]
     names += [f"Dense >> {label}@{depth}" for label in labels]
     names += [REFERENCE] if reference else []
-    names += [FUSION_LABEL.format(depth=fusion_depth)] if fusion_depth else []
+    names += [fusion_label(fusion_depth, fusion_wordnet)] if fusion_depth else []
     if baseline is not None and baseline not in names:
         raise ValueError(f"baseline {baseline!r} is none of the systems: {', '.join(names)}")
 
@@ -390,6 +416,12 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--fusion-head", metavar="F1W_FOLDER", help="a trained F1w head for --fusion (default: the packaged one)"
     )
+    parser.add_argument(
+        "--fusion-wordnet",
+        type=float,
+        metavar="WEIGHT",
+        help="add WordNetCoverage to --fusion at this weight (e.g. 0.5; the [negatives] extra)",
+    )
     parser.set_defaults(func=evaluate_command)
 
 
@@ -399,7 +431,7 @@ def evaluate_command(args: argparse.Namespace):
     from .reporting import significance_note, summary_table
 
     if not args.fusion:
-        refuse_ignored(args, ["fusion_depth", "fusion_head"], "without --fusion")
+        refuse_ignored(args, ["fusion_depth", "fusion_head", "fusion_wordnet"], "without --fusion")
     results = run_evaluation(
         args.dataset,
         rerankers=args.rerankers.split(","),
@@ -413,7 +445,7 @@ def evaluate_command(args: argparse.Namespace):
         reference=args.reference,
         fusion=(True if args.fusion_head is None else args.fusion_head) if args.fusion else False,
         overwrite=args.overwrite,
-        **given(args, "model", "device", "fusion_depth"),
+        **given(args, "model", "device", "fusion_depth", "fusion_wordnet"),
     )
     print(summary_table(results).to_markdown(index=False, disable_numparse=True))
     print(

@@ -132,21 +132,35 @@ def fusion_pipeline(
     *,
     depth: int = FUSION_DEPTH,
     weighted: pt.Transformer | None = None,
+    wordnet: float = 0.0,
+    texts=None,
     verbose: bool = False,
 ) -> pt.Transformer:
     """The best CapRetrievalEn pipeline here: the union of dense's and BM25's top ``depth``, reranked by
     ``ScoreFusion`` of WeightedMaxSim (weight 1) and BM25 (0.1), each z-normalised per query over the pool
     (``FUSION_WEIGHTS``; BM25 retrieves its top 1000, and a candidate it did not return gets its lowest score in
     the pool). ``weighted``: the WeightedMaxSim reranker (default: the packaged F1w head over ``indices.store``,
-    which refuses an encoder other than the one it was trained over)."""
+    which refuses an encoder other than the one it was trained over). ``wordnet``: the weight of
+    :class:`~.wordnet_coverage.WordNetCoverage` beside them (0: left out), reading the passages' text with
+    ``texts``: a transformer that adds it (e.g. ``datasets.CorpusText(collection)``) or anything
+    ``pt.text.get_text`` takes (a Collection, an ir_datasets dataset)."""
     from .fusion import ScoreFusion
     from .verifier import WeightedMaxSim
 
+    if wordnet < 0 or (wordnet and texts is None):
+        raise ValueError("wordnet must be a weight >= 0, with texts= the dataset whose passages it reads")
     if weighted is None:
         weighted = WeightedMaxSim(encoder=encoder, store=indices.store, verbose=verbose)
     bm25 = bm25_pipeline(indices.pisa, language=indices.language)
     dense = encoder.query_token_encoder() >> indices.flex.retriever(num_results=depth, drop_query_vec=True)
-    fusion = ScoreFusion({"wmaxsim": weighted, "bm25": bm25}, weights=FUSION_WEIGHTS, retrievers=("bm25",))
+    scorers, weights = {"wmaxsim": weighted, "bm25": bm25}, dict(FUSION_WEIGHTS)
+    if wordnet:
+        from .wordnet_coverage import WordNetCoverage
+
+        loader = texts if isinstance(texts, pt.Transformer) else pt.text.get_text(texts, "text")
+        scorers["wordnet"] = loader >> WordNetCoverage(verbose=verbose)
+        weights["wordnet"] = wordnet
+    fusion = ScoreFusion(scorers, weights=weights, retrievers=("bm25",))
     return (dense | bm25 % depth) >> fusion
 
 

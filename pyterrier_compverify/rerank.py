@@ -219,14 +219,7 @@ class TokenReranker(pt.Transformer):
         if not np.isfinite(scores).all():
             bad = int((~np.isfinite(scores)).sum())
             raise FloatingPointError(f"{self!r} gave {bad} non-finite score(s): check the head's weights and store")
-        out = inp.assign(score=scores, rank=ranks(inp["qid"], scores))  # a copy with score and rank replaced
-        if pt.model.STRICT_SORT:  # as pt.model.add_ranks does
-            out = out.sort_values(["qid", "rank"], kind="stable")
-        names = list(out.columns)
-        if names[-2:] == ["score", "rank"]:
-            return out
-        others = [i for i, name in enumerate(names) if name not in ("score", "rank")]  # positions: any labels
-        return out.iloc[:, others + [names.index("score"), names.index("rank")]]
+        return scored(inp, scores)
 
     def _head_on_device(self) -> None:
         """The head in eval mode on the reranker's device, moved only when a weight is elsewhere (a ``to`` visits
@@ -357,6 +350,20 @@ class TokenReranker(pt.Transformer):
             return torch.cat(scores)
 
         return from_text, None
+
+
+def scored(inp: pd.DataFrame, scores: np.ndarray) -> pd.DataFrame:
+    """A reranker's output: a copy of ``inp`` with ``score`` and ``rank`` (:func:`ranks`) replaced and put last,
+    the other columns kept in their order (any labels), sorted by query and rank where ``pt.model.STRICT_SORT``
+    asks for it, as ``pt.model.add_ranks`` does."""
+    out = inp.assign(score=scores, rank=ranks(inp["qid"], scores))
+    if pt.model.STRICT_SORT:
+        out = out.sort_values(["qid", "rank"], kind="stable")
+    names = list(out.columns)
+    if names[-2:] == ["score", "rank"]:
+        return out
+    others = [i for i, name in enumerate(names) if name not in ("score", "rank")]  # positions: any labels
+    return out.iloc[:, others + [names.index("score"), names.index("rank")]]
 
 
 def ranks(qids: pd.Series, scores: np.ndarray) -> np.ndarray:

@@ -315,3 +315,8 @@ def test_every_submodule_named_in_dir_is_an_attribute():
     assert (
         cv.verifier is importlib.import_module("pyterrier_compverify.verifier") and cv.verifier.Verifier is cv.Verifier
     )
+
+
+def test_wordnet_coverage_passes_pyterrier_transformer_test_case(monkeypatch):
+    pytest.importorskip("nltk", reason="WordNetCoverage reads WordNet with nltk: the [negatives] extra")
+    run_transformer_test_case(cv.WordNetCoverage(), monkeypatch)

@@ -1,7 +1,7 @@
 """Dataset access: local data folders, CapRetrieval ids, and uniform collection loading."""
 
 from . import capretrieval, nanobeir, nearmiss
-from .collection import Collection, load_collection
+from .collection import Collection, CorpusText, load_collection
 from .local import DATA_ENV, data_dir, setup_from_environment, setup_local_data
 
 capretrieval.register()
@@ -11,6 +11,7 @@ setup_from_environment()
 __all__ = [
     "DATA_ENV",
     "Collection",
+    "CorpusText",
     "capretrieval",
     "nanobeir",
     "nearmiss",

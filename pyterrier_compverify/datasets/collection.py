@@ -71,6 +71,12 @@ class Collection:
             body = doc[field] or ""
             yield {"docno": doc["docno"], "text": self._text(f"{title} {body}".strip() if title else body)}
 
+    def text_loader(self, fields="text", *, verbose: bool = False, **kwargs) -> pt.Transformer:
+        """What ``pt.text.get_text(collection, "text")`` calls: :class:`CorpusText` of this collection."""
+        if fields not in ("text", ["text"], "*"):
+            raise ValueError(f"a Collection gives the field 'text' only, not {fields!r}")
+        return CorpusText(self)
+
     def topics(self) -> pd.DataFrame:
         topics = self.dataset.get_topics()
         if "query" not in topics.columns:
@@ -109,6 +115,30 @@ class Collection:
         qrels["qid"] = qrels["qid"].astype(str)
         qrels["label"] = qrels["label"].clip(lower=0).astype(int)
         return qrels
+
+
+class CorpusText(pt.Transformer):
+    """Adds each row's document text, as ``collection.corpus_iter()`` gives it (for a :class:`Collection`: title +
+    text, lower-cased where the collection is), by docno. The texts are read once, on first use; a docno the
+    collection lacks is a KeyError naming it."""
+
+    def __init__(self, collection):
+        self.collection = collection
+        self._texts: dict[str, str] | None = None
+
+    def __repr__(self) -> str:
+        return f"CorpusText({self.collection!r})"
+
+    def transform(self, frame: pd.DataFrame) -> pd.DataFrame:
+        if "docno" not in frame.columns:
+            raise KeyError("CorpusText finds a document's text by docno: the frame has no docno column")
+        if self._texts is None:
+            self._texts = {doc["docno"]: doc["text"] for doc in self.collection.corpus_iter()}
+        texts = frame["docno"].map(self._texts)
+        if texts.isna().any():
+            missing = frame.loc[texts.isna(), "docno"].unique()[:5].tolist()
+            raise KeyError(f"{self.collection!r} has no document {missing} (docno)")
+        return frame.assign(text=texts.astype(str) if len(frame) else pd.Series(dtype=str))
 
 
 def query_key(text: str) -> str:

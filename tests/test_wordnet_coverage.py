@@ -1,0 +1,119 @@
+"""WordNetCoverage: the share of a query's content words a passage meets, itself or by a WordNet hyponym; the
+reranker contract (columns, ranks, empty frames, a one-line error without text); CorpusText; the fusion pipeline
+and ``compverify evaluate --fusion-wordnet`` with it."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pyterrier as pt
+import pytest
+
+import pyterrier_compverify as cv
+from pyterrier_compverify.datasets import CorpusText
+from pyterrier_compverify.wordnet_coverage import coverage, meets, query_words, terms
+
+pytest.importorskip("nltk", reason="WordNetCoverage reads WordNet with nltk: the [negatives] extra")
+
+ROWS = pd.DataFrame(
+    {
+        "qid": ["1", "1", "1", "2"],
+        "query": ["seafood on a plate"] * 3 + ["animal"],
+        "docno": ["a", "b", "c", "d"],
+        "text": ["clams on a plate", "clams and rice on a dish", "a red car", "Two golden retrievers run"],
+        "score": [0.1, 0.2, 0.3, 0.4],
+        "rank": [2, 1, 0, 0],
+        "keep": ["x", "y", "z", "w"],
+    }
+)
+
+
+def test_a_hyponym_or_base_form_meets_a_query_word_and_a_co_hyponym_does_not():
+    assert {"dog", "puppy", "golden retriever"} <= meets("animal") and "cat" not in meets("dog")
+    assert coverage(query_words("dogs running"), terms("a dog runs")) == 1.0  # base forms on both sides
+    assert coverage(query_words("the of a"), terms("anything")) == 0.0  # a query of stopwords
+    assert {"golden retrievers", "retriever", "two golden"} <= terms("Two golden retrievers")  # phrases, base forms
+
+
+def test_scores_each_row_and_keeps_columns_with_score_and_rank_last():
+    out = cv.WordNetCoverage()(ROWS)
+    assert list(out.columns) == ["qid", "query", "docno", "text", "keep", "score", "rank"]
+    assert out["score"].tolist() == [1.0, 0.5, 0.0, 1.0] and out["rank"].tolist() == [0, 1, 2, 0]
+    assert out["keep"].tolist() == ROWS["keep"].tolist()  # rows in input order, other columns kept
+
+
+def test_text_field_empty_frames_and_a_missing_text_column():
+    renamed = ROWS.rename(columns={"text": "body"})
+    assert cv.WordNetCoverage(text_field="body")(renamed)["score"].tolist() == [1.0, 0.5, 0.0, 1.0]
+    empty = cv.WordNetCoverage()(ROWS.iloc[:0])
+    assert len(empty) == 0 and list(empty.columns)[-2:] == ["score", "rank"]
+    with pytest.raises(ValueError, match=r"add pt\.text\.get_text\(dataset, 'text'\) before it"):
+        cv.WordNetCoverage()(ROWS.drop(columns="text"))
+    with pytest.raises(Exception, match="query"):  # PyTerrier's own validation names the missing column
+        cv.WordNetCoverage()(ROWS.drop(columns="query"))
+
+
+def test_pt_inspect_sees_a_reranker():
+    columns = ["qid", "query", "docno", "text", "score", "rank"]
+    assert pt.inspect.transformer_outputs(cv.WordNetCoverage(), columns) == columns
+
+
+class Corpus:
+    def __init__(self, docs):
+        self.docs = docs
+
+    def corpus_iter(self):
+        return iter(self.docs)
+
+    def __repr__(self) -> str:
+        return "Corpus()"
+
+
+def test_corpus_text_adds_each_rows_text_by_docno_and_names_a_missing_one():
+    loader = CorpusText(Corpus([{"docno": "a", "text": "clams on a plate"}, {"docno": "b", "text": "a car"}]))
+    out = loader(pd.DataFrame({"qid": ["1", "1"], "docno": ["b", "a"]}))
+    assert out["text"].tolist() == ["a car", "clams on a plate"]
+    with pytest.raises(KeyError, match=r"has no document \['zz'\]"):
+        loader(pd.DataFrame({"qid": ["1"], "docno": ["zz"]}))
+    assert len(loader(pd.DataFrame({"qid": [], "docno": []}))) == 0
+
+
+def test_fusion_pipeline_adds_the_wordnet_column_at_its_weight(tiny_encoder, tmp_path):
+    from pyterrier_compverify.demo import DemoCollection
+    from pyterrier_compverify.fusion import fuse
+    from pyterrier_compverify.pipelines import FUSION_WEIGHTS, build_indices, fusion_pipeline
+    from pyterrier_compverify.scoring import build_head
+
+    collection = DemoCollection(tmp_path / "docs")
+    indices = build_indices(collection, tiny_encoder, tmp_path / "indices", verbose=False)
+    cv.Verifier.save(tmp_path / "f1w", tiny_encoder, build_head("F1w", dim=tiny_encoder.dim), "F1w")
+    weighted = cv.WeightedMaxSim(tmp_path / "f1w", encoder=tiny_encoder, store=indices.store)
+    topics = collection.topics()
+    plain = fusion_pipeline(indices, tiny_encoder, depth=3, weighted=weighted)
+    with pytest.raises(ValueError, match="texts="):
+        fusion_pipeline(indices, tiny_encoder, depth=3, weighted=weighted, wordnet=0.5)
+    with_wordnet = fusion_pipeline(
+        indices, tiny_encoder, depth=3, weighted=weighted, wordnet=0.5, texts=CorpusText(collection)
+    )
+    features = with_wordnet[-1].features((plain[0])(topics))  # the pool, one column per scorer
+    assert {"wmaxsim", "bm25", "wordnet"} <= set(features.columns)
+    expected = fuse(features, {**FUSION_WEIGHTS, "wordnet": 0.5})
+    got = with_wordnet(topics)
+    merged = got.merge(expected, on=["qid", "docno"], suffixes=("", "_expected"))
+    assert len(merged) == len(got) and (merged["score"] - merged["score_expected"]).abs().max() < 1e-9
+    scored = CorpusText(collection)(features[["qid", "query", "docno"]])
+    assert (features["wordnet"].to_numpy() == cv.WordNetCoverage()(scored)["score"].to_numpy()).all()
+
+
+def test_evaluate_takes_fusion_wordnet_only_with_fusion_and_as_a_weight(capsys):
+    from pyterrier_compverify.cli import main
+    from pyterrier_compverify.evaluate import check_fusion, fusion_label
+
+    assert check_fusion(True, None, 0.5) == 300 and fusion_label(300, 0.5).endswith("+ 0.5 WordNet")
+    for argv, message in [
+        (["--fusion-wordnet", "0.5"], "--fusion-wordnet has no effect without --fusion"),
+        (["--fusion", "--fusion-wordnet", "-1"], "--fusion-wordnet must be a number >= 0"),
+    ]:
+        with pytest.raises(SystemExit):
+            main(["evaluate", "irds:cranfield", *argv])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0]
