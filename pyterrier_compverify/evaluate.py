@@ -53,8 +53,9 @@ def run_evaluation(
     reranking dense's top ``depth`` from the TokenStore (MaxSim also BM25's; a verifier over another or a fine-tuned
     encoder from a store of its own, built once under ``index_dir``). ``max_length`` None: the encoder's
     default. ``fusion``: also run :func:`~.pipelines.fusion_pipeline` over dense's and BM25's top ``fusion_depth``
-    (None: 300) with the packaged WeightedMaxSim (True) or the F1w head in a folder, and ``fusion_wordnet`` the
-    weight of :class:`~.wordnet_coverage.WordNetCoverage` in it (0: none; ``[negatives]`` extra). ``correction``: a
+    (None: 300) with the packaged WeightedMaxSim (True) or the F1w head in a folder; ``fusion_wordnet``: the same
+    fusion with :class:`~.wordnet_coverage.WordNetCoverage` at that weight beside it (0: none; English only; the
+    ``[negatives]`` extra). ``correction``: a
     multiple-test correction of the p-values against ``baseline`` over the systems (one of ``CORRECTIONS``, e.g.
     ``"holm"``; ``reporting.with_correction`` adds ``<measure> p-value corrected`` and the tables mark those).
     ``index_dir`` None: ``$COMPVERIFY_CACHE`` or ``~/.cache/pyterrier_compverify``. Tables already in ``out_dir``
@@ -67,6 +68,8 @@ def run_evaluation(
                    fusion_wordnet=fusion_wordnet)  # fmt: skip
     check_correction(correction, baseline)
     collection = open_collection(dataset_id)
+    if fusion_wordnet and getattr(collection, "language", "en") != "en":
+        raise ValueError(f"--fusion-wordnet reads English words; {dataset_id} is {collection.language}: leave it out")
     stem = None if out_dir is None else Path(out_dir).expanduser() / f"evaluate-{collection.name}"
     if stem is not None:
         from .reporting import refuse_overwrite
@@ -104,9 +107,12 @@ def run_evaluation(
         from .verifier import WeightedMaxSim
 
         head = WeightedMaxSim(fusion_head(fusion), encoder=encoder, store=indices.store, verbose=verbose)
-        systems[fusion_label(fusion_depth, fusion_wordnet)] = fusion_pipeline(
-            indices, encoder, depth=fusion_depth, weighted=head, wordnet=fusion_wordnet, texts=CorpusText(collection)
-        )
+        systems[fusion_label(fusion_depth)] = fusion_pipeline(indices, encoder, depth=fusion_depth, weighted=head)
+        if fusion_wordnet:  # beside the plain fusion, so that one run tests one against the other
+            texts = CorpusText(collection)
+            systems[fusion_label(fusion_depth, fusion_wordnet)] = fusion_pipeline(
+                indices, encoder, depth=fusion_depth, weighted=head, wordnet=fusion_wordnet, texts=texts
+            )
     if reference:
         systems[REFERENCE] = plain_dense_run(collection, encoder, topics)
     runs = {name: system if isinstance(system, pd.DataFrame) else system(topics) for name, system in systems.items()}
@@ -171,14 +177,18 @@ def check_fusion(fusion: bool | str, depth: int | None, wordnet: float = 0.0) ->
     ValueError: fusion_depth has no effect without fusion
     >>> check_fusion(True, None, -1)
     Traceback (most recent call last):
-    ValueError: fusion_wordnet must be a number >= 0 (the WordNet signal's weight), not -1
+    ValueError: fusion_wordnet must be a finite number >= 0 (the WordNet weight), not -1
     """
     from .pipelines import FUSION_DEPTH
 
     if isinstance(fusion, str) and not (fusion.strip() and Path(fusion).is_dir()):
         raise FileNotFoundError(f"fusion head {fusion!r} is not a folder: give a trained F1w (WeightedMaxSim) folder")
-    if isinstance(wordnet, bool) or not isinstance(wordnet, (int, float)) or not wordnet >= 0:
-        raise ValueError(f"fusion_wordnet must be a number >= 0 (the WordNet signal's weight), not {wordnet!r}")
+    from .wordnet_coverage import check_weight
+
+    try:
+        wordnet = check_weight(wordnet)
+    except ValueError:
+        raise ValueError(f"fusion_wordnet must be a finite number >= 0 (the WordNet weight), not {wordnet!r}") from None
     if not fusion:
         for name, value in (("fusion_depth", depth), ("fusion_wordnet", wordnet or None)):
             if value is not None:
@@ -240,7 +250,8 @@ def check_baseline(
     names = ["BM25", "Dense", *([f"BM25 >> MaxSim@{depth}"] if "MaxSim" in labels else [])]
     names += [f"Dense >> {label}@{depth}" for label in labels]
     names += [REFERENCE] if reference else []
-    names += [fusion_label(fusion_depth, fusion_wordnet)] if fusion_depth else []
+    names += [fusion_label(fusion_depth)] if fusion_depth else []
+    names += [fusion_label(fusion_depth, fusion_wordnet)] if fusion_depth and fusion_wordnet else []
     if baseline is not None and baseline not in names:
         raise ValueError(f"baseline {baseline!r} is none of the systems: {', '.join(names)}")
 
@@ -420,7 +431,7 @@ def register(subparsers) -> None:
         "--fusion-wordnet",
         type=float,
         metavar="WEIGHT",
-        help="add WordNetCoverage to --fusion at this weight (e.g. 0.5; the [negatives] extra)",
+        help="add --fusion with WordNetCoverage at this weight beside it (e.g. 0.5; English; the [negatives] extra)",
     )
     parser.set_defaults(func=evaluate_command)
 

@@ -146,17 +146,16 @@ def fusion_pipeline(
     ``pt.text.get_text`` takes (a Collection, an ir_datasets dataset)."""
     from .fusion import ScoreFusion
     from .verifier import WeightedMaxSim
+    from .wordnet_coverage import WordNetCoverage, check_weight
 
-    if wordnet < 0 or (wordnet and texts is None):
-        raise ValueError("wordnet must be a weight >= 0, with texts= the dataset whose passages it reads")
+    if check_weight(wordnet) and texts is None:
+        raise ValueError("wordnet needs texts=, the dataset whose passages it reads (e.g. a Collection)")
     if weighted is None:
         weighted = WeightedMaxSim(encoder=encoder, store=indices.store, verbose=verbose)
     bm25 = bm25_pipeline(indices.pisa, language=indices.language)
     dense = encoder.query_token_encoder() >> indices.flex.retriever(num_results=depth, drop_query_vec=True)
     scorers, weights = {"wmaxsim": weighted, "bm25": bm25}, dict(FUSION_WEIGHTS)
     if wordnet:
-        from .wordnet_coverage import WordNetCoverage
-
         loader = texts if isinstance(texts, pt.Transformer) else pt.text.get_text(texts, "text")
         scorers["wordnet"] = loader >> WordNetCoverage(verbose=verbose)
         weights["wordnet"] = wordnet

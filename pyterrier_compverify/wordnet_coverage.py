@@ -4,15 +4,17 @@ A dense encoder of MiniLM's size often misses that a passage about a dog meets t
 clams meets "seafood". WordNet holds that knowledge offline. :class:`WordNetCoverage` scores each (query, passage)
 row by :func:`coverage`: words are lower-cased and reduced to their WordNet base forms (``morphy``); a query word
 is met by a passage term that is one of its base forms or a lemma anywhere in the hyponym trees of their noun
-senses (any sense); a passage's two-word phrases count too ("golden retriever"). It is a signal to fuse with
+senses (any sense); a passage's two-word phrases count too ("golden retriever"; as written: "bamboo shoots" does
+not meet "bamboo shoot"). English words only: a Chinese query meets nothing. It is a signal to fuse with
 others (``fusion_pipeline(..., wordnet=0.5)``), not a ranker on its own: it cannot tell passages that meet every
 query word apart. Needs the ``[negatives]`` extra (nltk and the WordNet 3.0 files of ``wn``).
 """
 
 from __future__ import annotations
 
+import math
 import re
-from functools import cache
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -29,14 +31,14 @@ STOPWORDS = frozenset(
 )
 
 
-@cache
+@lru_cache(maxsize=1 << 18)  # a corpus's vocabulary
 def base_forms(word: str) -> frozenset[str]:
     """``word`` and its WordNet base forms as a noun, verb and adjective ("dogs" -> dog, "running" -> run)."""
     wordnet = load_wordnet()
     return frozenset({word} | {m for pos in ("n", "v", "a") if (m := wordnet.morphy(word, pos))})
 
 
-@cache
+@lru_cache(maxsize=1 << 12)  # a query word's set can hold thousands of lemmas ("animal")
 def meets(word: str) -> frozenset[str]:
     """The terms that meet a query word: its base forms and every lemma of the hyponym trees of their noun senses
     ("animal" -> dog, ..., "golden retriever"; multi-word lemmas with a space).
@@ -67,6 +69,18 @@ def terms(text: str) -> set[str]:
 def query_words(query: str) -> list[frozenset[str]]:
     """What meets each content word of ``query`` (stopwords left out)."""
     return [meets(w) for w in WORD.findall(query.lower()) if w not in STOPWORDS]
+
+
+def check_weight(weight) -> float:
+    """``weight`` of the signal in a fusion, checked: a finite number >= 0.
+
+    >>> check_weight(float("inf"))
+    Traceback (most recent call last):
+    ValueError: the WordNet weight must be a finite number >= 0, not inf
+    """
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not (math.isfinite(weight) and weight >= 0):
+        raise ValueError(f"the WordNet weight must be a finite number >= 0, not {weight!r}")
+    return float(weight)
 
 
 def coverage(words: list[frozenset[str]], held: set[str]) -> float:
@@ -104,9 +118,12 @@ class WordNetCoverage(pt.Transformer):
                 f"WordNetCoverage reads the passages' text: add pt.text.get_text(dataset, {self.text_field!r}) "
                 "before it (or give text_field=, the column that holds it)"
             )
+        bad = ~inp["query"].map(lambda q: isinstance(q, str))
+        if bad.any():
+            raise ValueError(f"WordNetCoverage reads each row's query as text: {int(bad.sum())} row(s) have none")
         load_wordnet()  # the [negatives] extra, named in one line where it is missing
         words = {query: query_words(query) for query in inp["query"].unique()}
-        rows = zip(inp["query"], inp[self.text_field].fillna(""))
+        rows = zip(inp["query"], inp[self.text_field].fillna("").astype(str))  # a missing text meets nothing
         scores = [coverage(words[q], terms(t)) for q, t in pt.tqdm(rows, total=len(inp), disable=not self.verbose,
                                                                     desc="WordNetCoverage", unit="row")]  # fmt: skip
         return scored(inp, np.asarray(scores, dtype=np.float64))

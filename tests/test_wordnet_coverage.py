@@ -29,6 +29,8 @@ ROWS = pd.DataFrame(
 
 def test_a_hyponym_or_base_form_meets_a_query_word_and_a_co_hyponym_does_not():
     assert {"dog", "puppy", "golden retriever"} <= meets("animal") and "cat" not in meets("dog")
+    assert "paris" in meets("city")  # an instance hyponym
+    assert {"riverbank", "credit union"} <= meets("bank")  # every noun sense, not only the first
     assert coverage(query_words("dogs running"), terms("a dog runs")) == 1.0  # base forms on both sides
     assert coverage(query_words("the of a"), terms("anything")) == 0.0  # a query of stopwords
     assert {"golden retrievers", "retriever", "two golden"} <= terms("Two golden retrievers")  # phrases, base forms
@@ -50,6 +52,21 @@ def test_text_field_empty_frames_and_a_missing_text_column():
         cv.WordNetCoverage()(ROWS.drop(columns="text"))
     with pytest.raises(Exception, match="query"):  # PyTerrier's own validation names the missing column
         cv.WordNetCoverage()(ROWS.drop(columns="query"))
+
+
+def test_missing_or_odd_text_and_queries():
+    odd = ROWS.assign(text=[None, float("nan"), 42, "Two golden retrievers run"])
+    assert cv.WordNetCoverage()(odd)["score"].tolist() == [0.0, 0.0, 0.0, 1.0]  # no text meets nothing
+    with pytest.raises(ValueError, match=r"query as text: 1 row\(s\) have none"):
+        cv.WordNetCoverage()(ROWS.assign(query=["seafood on a plate", None, "x", "animal"]))
+
+
+@pytest.mark.parametrize("weight", [float("inf"), float("nan"), -0.5, "0.5", None, True])
+def test_a_weight_must_be_a_finite_number_at_least_0(weight):
+    from pyterrier_compverify.pipelines import fusion_pipeline
+
+    with pytest.raises(ValueError, match="WordNet weight must be a finite number >= 0"):
+        fusion_pipeline(None, None, wordnet=weight)  # refused before anything is built
 
 
 def test_pt_inspect_sees_a_reranker():
@@ -111,9 +128,36 @@ def test_evaluate_takes_fusion_wordnet_only_with_fusion_and_as_a_weight(capsys):
     assert check_fusion(True, None, 0.5) == 300 and fusion_label(300, 0.5).endswith("+ 0.5 WordNet")
     for argv, message in [
         (["--fusion-wordnet", "0.5"], "--fusion-wordnet has no effect without --fusion"),
-        (["--fusion", "--fusion-wordnet", "-1"], "--fusion-wordnet must be a number >= 0"),
+        (["--fusion", "--fusion-wordnet", "-1"], "--fusion-wordnet must be a finite number >= 0"),
+        (["--fusion", "--fusion-wordnet", "inf"], "--fusion-wordnet must be a finite number >= 0"),
     ]:
         with pytest.raises(SystemExit):
             main(["evaluate", "irds:cranfield", *argv])
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and message in err[0]
+
+
+def test_evaluate_runs_the_fusion_with_and_without_wordnet(tiny_encoder, tmp_path, monkeypatch):
+    from pyterrier_compverify import evaluate
+    from pyterrier_compverify.demo import DemoCollection
+    from pyterrier_compverify.scoring import build_head
+
+    class TinyCollection(DemoCollection):
+        extra_measures = []
+
+        def query_types(self):
+            return None
+
+    monkeypatch.setattr(evaluate, "open_collection", lambda dataset_id: TinyCollection(tmp_path / "docs"))
+    cv.Verifier.save(tmp_path / "f1w", tiny_encoder, build_head("F1w", dim=tiny_encoder.dim), "F1w")
+    plain, with_wordnet = evaluate.fusion_label(4), evaluate.fusion_label(4, 0.5)
+    results = evaluate.run_evaluation(
+        "tiny", model=tiny_encoder.model_name, max_length=16, device="cpu", rerankers=["maxsim"],
+        index_dir=tmp_path / "indices", out_dir=None, fusion=str(tmp_path / "f1w"), fusion_depth=4,
+        fusion_wordnet=0.5, baseline=plain, verbose=False,
+    )  # fmt: skip
+    assert {plain, with_wordnet} <= set(results["name"])
+    zh = type("Zh", (TinyCollection,), {"language": "zh"})
+    monkeypatch.setattr(evaluate, "open_collection", lambda dataset_id: zh(tmp_path / "docs"))
+    with pytest.raises(ValueError, match="reads English words"):
+        evaluate.run_evaluation("tiny", fusion=True, fusion_wordnet=0.5, out_dir=None, verbose=False)

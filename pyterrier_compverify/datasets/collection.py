@@ -119,8 +119,9 @@ class Collection:
 
 class CorpusText(pt.Transformer):
     """Adds each row's document text, as ``collection.corpus_iter()`` gives it (for a :class:`Collection`: title +
-    text, lower-cased where the collection is), by docno. The texts are read once, on first use; a docno the
-    collection lacks is a KeyError naming it."""
+    text, lower-cased where the collection is), by docno. The texts are read once, on first use, and all held in
+    memory (fine for test collections; for a large corpus use a docstore: ``pt.text.get_text(irds_dataset)``); a
+    docno the collection lacks is a KeyError naming it."""
 
     def __init__(self, collection):
         self.collection = collection
@@ -132,13 +133,15 @@ class CorpusText(pt.Transformer):
     def transform(self, frame: pd.DataFrame) -> pd.DataFrame:
         if "docno" not in frame.columns:
             raise KeyError("CorpusText finds a document's text by docno: the frame has no docno column")
+        if len(frame) == 0:  # an empty frame (pt.inspect's probe) reads nothing
+            return frame.assign(text=pd.Series(dtype=str))
         if self._texts is None:
             self._texts = {doc["docno"]: doc["text"] for doc in self.collection.corpus_iter()}
-        texts = frame["docno"].map(self._texts)
+        texts = frame["docno"].astype(str).map(self._texts)
         if texts.isna().any():
             missing = frame.loc[texts.isna(), "docno"].unique()[:5].tolist()
-            raise KeyError(f"{self.collection!r} has no document {missing} (docno)")
-        return frame.assign(text=texts.astype(str) if len(frame) else pd.Series(dtype=str))
+            raise KeyError(f"{self.collection!r} has no document {missing} (docno), or none with text")
+        return frame.assign(text=texts.astype(str))
 
 
 def query_key(text: str) -> str:
