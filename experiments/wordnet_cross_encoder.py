@@ -55,20 +55,22 @@ def candidates(frame: pd.DataFrame, vectors: np.ndarray, setting: dict, top: int
 
 def ce_scores(pairs: pd.DataFrame, frame: pd.DataFrame, texts: dict, model_dir: Path, cache: Path, max_length: int):
     """The cross-encoder's score of each (qid, docno) of ``pairs`` as a frame ``qid, docno, ce``; cached in
-    ``cache``, whose name holds the model's weights (a retrained model is scored again)."""
-    pairs = pairs[["qid", "docno"]].drop_duplicates().sort_values(["qid", "docno"]).reset_index(drop=True)
-    if cache.exists():
-        cached = pd.read_pickle(cache)
-        if cached[["qid", "docno"]].equals(pairs):
-            return cached
-        raise SystemExit(f"{cache} holds other candidates: delete it to score these")
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForSequenceClassification.from_pretrained(model_dir).eval()
-    query = frame.drop_duplicates("qid").set_index("qid")["query"]
-    pairs = pairs.assign(ce=cross_scores(model, tokenizer, list(query[pairs["qid"]]),
-                                         [texts[d] for d in pairs["docno"]], max_length))  # fmt: skip
-    pairs.to_pickle(cache)
-    return pairs
+    ``cache``, whose name holds the model's weights (a retrained model is scored again). A pair's score does not
+    depend on the other candidates, so only pairs the cache lacks are scored (the F1w head's bf16 scores, and so the
+    candidates, can differ in the last digits with the number of threads)."""
+    pairs = pairs[["qid", "docno"]].drop_duplicates().reset_index(drop=True)
+    cached = pd.read_pickle(cache) if cache.exists() else pd.DataFrame(columns=["qid", "docno", "ce"])
+    new = pairs.merge(cached[["qid", "docno"]], on=["qid", "docno"], how="left", indicator=True)
+    new = new[new["_merge"] == "left_only"][["qid", "docno"]].reset_index(drop=True)
+    if len(new):
+        tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        model = AutoModelForSequenceClassification.from_pretrained(model_dir).eval()
+        query = frame.drop_duplicates("qid").set_index("qid")["query"]
+        new = new.assign(ce=cross_scores(model, tokenizer, list(query[new["qid"]]),
+                                         [texts[d] for d in new["docno"]], max_length))  # fmt: skip
+        cached = pd.concat([cached, new], ignore_index=True) if len(cached) else new
+        cached.to_pickle(cache)
+    return pairs.merge(cached, on=["qid", "docno"], how="left")
 
 
 def main() -> None:
