@@ -33,6 +33,7 @@ WordNet diagnostic on test had been read; its test figures at 0.5, 1, 2 and 4 ha
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import time
 from pathlib import Path
@@ -107,7 +108,7 @@ def sample(args) -> None:
                                       + "\n".join(rows) + "\n")  # fmt: skip
     (folder / "criteria.md").write_text(CRITERIA)
     key = {
-        "judged": args.judged,
+        "judged": os.path.relpath(args.judged, args.out),  # from this folder
         "seed": args.seed,
         "wordnet": args.wordnet,
         "top": args.top,
@@ -125,7 +126,7 @@ def summarise(args) -> None:
     torch.set_num_threads(args.threads)
     folder = Path(args.out)
     meta, new = judged_pairs(folder)
-    _, old = judged_pairs(Path(meta["judged"]))
+    _, old = judged_pairs(folder / meta["judged"])
     judged = pd.concat([old, new])[["qid", "docno", "label"]]
     if judged.duplicated(["qid", "docno"]).any():
         raise SystemExit(f"{folder}: a pair is labelled in both readings; sample again")
