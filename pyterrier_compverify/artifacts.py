@@ -131,11 +131,13 @@ def write_json(path: Path, value) -> None:
     write_texts({path: json.dumps(value, indent=2)})
 
 
-def write_texts(texts: dict) -> None:
+def write_texts(texts: dict, replace: bool = True) -> None:
     """Write each ``{path: text}`` in one step: every text to a hidden file of its own beside its path first, then
     each renamed over its path, so a reader never finds half a file and a write that fails (a full disk) leaves
-    the old files or none, not an empty one, nor one file of a pair."""
-    done = {}
+    the old files or none, not an empty one, nor one file of a pair. ``replace=False``: a path that exists by then
+    (another run wrote it meanwhile) is left as it is and FileExistsError names it; none of ``texts`` is written
+    (each is linked into place, which fails on an existing path, where the file system has hard links)."""
+    done, placed = {}, []
     try:
         for path, text in texts.items():
             path = Path(path)
@@ -144,10 +146,44 @@ def write_texts(texts: dict) -> None:
             with os.fdopen(handle, "w", encoding="utf-8") as file:
                 file.write(text)
         for path, tmp in done.items():
-            os.replace(tmp, path)
+            if replace:
+                os.replace(tmp, path)
+                continue
+            try:
+                os.link(tmp, path)  # atomic, and never over an existing file
+            except FileExistsError:
+                raise FileExistsError(f"{path}: written by another run meanwhile; pass overwrite=True (--overwrite) "
+                                      "or choose another output") from None  # fmt: skip
+            except OSError:  # no hard links here: checked, then renamed
+                if path.exists():
+                    raise FileExistsError(f"{path}: written by another run meanwhile; pass overwrite=True "
+                                          "(--overwrite) or choose another output") from None  # fmt: skip
+                os.replace(tmp, path)
+            placed.append(path)
+    except BaseException:
+        for path in placed:  # a pair is written whole or not at all
+            path.unlink(missing_ok=True)
+        raise
     finally:
         for tmp in done.values():
             tmp.unlink(missing_ok=True)
+
+
+def frame_text(frame, path: Path) -> str:
+    r"""A DataFrame's rows as the text of a ``.csv`` or ``.jsonl`` file ``path`` (one JSON object per line), for
+    :func:`write_texts`.
+
+    >>> import pandas as pd
+    >>> frame_text(pd.DataFrame({"a": [1], "b": ["é"]}), Path("x.jsonl"))
+    '{"a":1,"b":"é"}\n'
+    """
+    suffix = Path(path).suffix
+    if suffix == ".csv":
+        return frame.to_csv(index=False)
+    if suffix == ".jsonl":
+        text = frame.to_json(orient="records", lines=True, force_ascii=False)
+        return text if not text or text.endswith("\n") else text + "\n"
+    raise ValueError(f"rows are written to .csv or .jsonl, not {suffix!r} ({path})")
 
 
 def remove_path(path: Path) -> None:
@@ -175,10 +211,10 @@ def cache_dir() -> Path:
 
 
 @contextlib.contextmanager
-def build_lock(target: Path) -> Iterator[None]:
+def build_lock(target: Path, wait: bool = False) -> Iterator[None]:
     """Hold ``.NAME.lock`` beside ``target`` during a build; a second build of the same path fails at once with
-    :class:`BuildBusyError`. An flock: the system releases it when the process dies (no stale locks); the file
-    is removed when the build ends."""
+    :class:`BuildBusyError` (``wait``: it waits for the first to end). An flock: the system releases it when the
+    process dies (no stale locks); the file is removed when the build ends."""
     try:
         import fcntl
     except ImportError:  # not POSIX: builds are not locked
@@ -189,7 +225,7 @@ def build_lock(target: Path) -> Iterator[None]:
     while True:
         handle = open(lock, "a")  # noqa: SIM115 (closed below)
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(handle, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as e:
             handle.close()
             raise BuildBusyError(

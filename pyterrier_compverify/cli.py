@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import re
@@ -91,7 +92,8 @@ def as_options(message: str, parser: argparse.ArgumentParser, command: str) -> s
 
 def main(argv: list[str] | None = None) -> None:
     """Parse ``argv`` and run the command. A user error (bad value, missing or existing file, unknown name) prints
-    ``compverify COMMAND: error: MESSAGE`` and exits with status 2; ``--debug`` shows the traceback instead."""
+    ``compverify COMMAND: error: MESSAGE`` and exits with status 2; another error of the file system (a full disk, a
+    read-only folder) prints one line too and exits with status 1; ``--debug`` shows the traceback instead."""
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((arg for arg in argv if arg in COMMANDS), None)
     parser = build_parser([command] if command else [])
@@ -111,6 +113,29 @@ def main(argv: list[str] | None = None) -> None:
         message = as_options(" ".join(str(message).split()), parser, args.command)
         print(f"compverify {args.command}: error: {message}", file=sys.stderr)
         sys.exit(2)
+    except OSError as error:  # the machine's: a full disk, a read-only folder, ...
+        if args.debug:
+            raise
+        print(f"compverify {args.command}: error: {system_error(error)}", file=sys.stderr)
+        sys.exit(1)
+
+
+def system_error(error: OSError) -> str:
+    """One line for an error of the file system: what failed, where, and what to do where that is known.
+
+    >>> system_error(OSError(28, "No space left on device"))
+    'No space left on device (ENOSPC): free space, or use another --out-dir / --index-dir / COMPVERIFY_CACHE'
+    >>> system_error(OSError(30, "Read-only file system", "/ro/idx"))
+    'Read-only file system (EROFS): /ro/idx: give a writable --out-dir / --index-dir / COMPVERIFY_CACHE'
+    """
+    name = errno.errorcode.get(error.errno, "")
+    where = f": {error.filename}" if error.filename else ""
+    hint = {
+        errno.ENOSPC: "free space, or use another --out-dir / --index-dir / COMPVERIFY_CACHE",
+        errno.EROFS: "give a writable --out-dir / --index-dir / COMPVERIFY_CACHE",
+    }.get(error.errno)
+    text = f"{error.strerror or error}{f' ({name})' if name else ''}{where}"
+    return f"{text}: {hint}" if hint else text
 
 
 if __name__ == "__main__":

@@ -107,12 +107,17 @@ def run_evaluation(
         from .verifier import WeightedMaxSim
 
         head = WeightedMaxSim(fusion_head(fusion), encoder=encoder, store=indices.store, verbose=verbose)
-        systems[fusion_label(fusion_depth)] = fusion_pipeline(indices, encoder, depth=fusion_depth, weighted=head)
-        if fusion_wordnet:  # beside the plain fusion, so that one run tests one against the other
-            texts = CorpusText(collection)
-            systems[fusion_label(fusion_depth, fusion_wordnet)] = fusion_pipeline(
-                indices, encoder, depth=fusion_depth, weighted=head, wordnet=fusion_wordnet, texts=texts
-            )
+        if fusion_wordnet:  # one pool, scored once, fused without and with WordNet: one run tests one against the other
+            from .fusion import fuse
+            from .pipelines import FUSION_WEIGHTS
+
+            pool = fusion_pipeline(indices, encoder, depth=fusion_depth, weighted=head, wordnet=fusion_wordnet,
+                                   texts=CorpusText(collection), features=True)(topics)  # fmt: skip
+            for weight in (0.0, fusion_wordnet):
+                weights = {**FUSION_WEIGHTS, "wordnet": weight}
+                systems[fusion_label(fusion_depth, weight)] = fuse(pool, weights).drop(columns=list(weights))
+        else:
+            systems[fusion_label(fusion_depth)] = fusion_pipeline(indices, encoder, depth=fusion_depth, weighted=head)
     if reference:
         systems[REFERENCE] = plain_dense_run(collection, encoder, topics)
     runs = {name: system if isinstance(system, pd.DataFrame) else system(topics) for name, system in systems.items()}
@@ -134,7 +139,11 @@ def run_evaluation(
     results.attrs["correction"] = correction
     if stem is not None:
         markdown = evaluation_markdown(results, measures, runs, topics, qrels, collection.query_types())
-        write_table(results, stem, dataset_id, encoder, time.time() - started, markdown)
+        try:
+            write_table(results, stem, dataset_id, encoder, time.time() - started, markdown, overwrite=overwrite)
+        except OSError:  # a full disk, another run's tables: the results are not lost with the files
+            print(markdown)
+            raise
         results.attrs["written"] = f"{stem}.md"
     return results
 
@@ -177,7 +186,7 @@ def check_fusion(fusion: bool | str, depth: int | None, wordnet: float = 0.0) ->
     ValueError: fusion_depth has no effect without fusion
     >>> check_fusion(True, None, -1)
     Traceback (most recent call last):
-    ValueError: fusion_wordnet must be a finite number >= 0 (the WordNet weight), not -1
+    ValueError: fusion_wordnet (the WordNet weight) must be a finite number >= 0, not -1
     """
     from .pipelines import FUSION_DEPTH
 
@@ -185,10 +194,7 @@ def check_fusion(fusion: bool | str, depth: int | None, wordnet: float = 0.0) ->
         raise FileNotFoundError(f"fusion head {fusion!r} is not a folder: give a trained F1w (WeightedMaxSim) folder")
     from .wordnet_coverage import check_weight
 
-    try:
-        wordnet = check_weight(wordnet)
-    except ValueError:
-        raise ValueError(f"fusion_wordnet must be a finite number >= 0 (the WordNet weight), not {wordnet!r}") from None
+    wordnet = check_weight(wordnet, name="fusion_wordnet (the WordNet weight)")
     if not fusion:
         for name, value in (("fusion_depth", depth), ("fusion_wordnet", wordnet or None)):
             if value is not None:

@@ -147,7 +147,7 @@ def run_nearmiss(
     if out is not None:
         title = f"near-miss triplets ({source}{f', {limit} per category, seed {seed}' if limit else ''}) with controls"
         legend = LEGEND.format(k=distractors, seed=seed)
-        write_table(shown, out, title, encoder, time.time() - started, f"{legend}\n\n{markdown}")
+        write_table(shown, out, title, encoder, time.time() - started, f"{legend}\n\n{markdown}", overwrite=overwrite)
         print(f"written to {out}.md and {out}.json")
     return table
 

@@ -134,6 +134,7 @@ def fusion_pipeline(
     weighted: pt.Transformer | None = None,
     wordnet: float = 0.0,
     texts=None,
+    features: bool = False,
     verbose: bool = False,
 ) -> pt.Transformer:
     """The best CapRetrievalEn pipeline here: the union of dense's and BM25's top ``depth``, reranked by
@@ -143,7 +144,9 @@ def fusion_pipeline(
     which refuses an encoder other than the one it was trained over). ``wordnet``: the weight of
     :class:`~.wordnet_coverage.WordNetCoverage` beside them (0: left out), reading the passages' text with
     ``texts``: a transformer that adds it (e.g. ``datasets.CorpusText(collection)``) or anything
-    ``pt.text.get_text`` takes (a Collection, an ir_datasets dataset)."""
+    ``pt.text.get_text`` takes (a Collection, an ir_datasets dataset). ``features``: end with the pool and one raw
+    score column per scorer (``ScoreFusion.features``), to be weighed with :func:`.fusion.fuse` without scoring
+    again."""
     from .fusion import ScoreFusion
     from .verifier import WeightedMaxSim
     from .wordnet_coverage import WordNetCoverage, check_weight
@@ -160,6 +163,8 @@ def fusion_pipeline(
         scorers["wordnet"] = loader >> WordNetCoverage(verbose=verbose)
         weights["wordnet"] = wordnet
     fusion = ScoreFusion(scorers, weights=weights, retrievers=("bm25",))
+    if features:
+        return (dense | bm25 % depth) >> pt.apply.generic(fusion.features)
     return (dense | bm25 % depth) >> fusion
 
 

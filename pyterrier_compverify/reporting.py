@@ -223,9 +223,17 @@ def json_records(table: pd.DataFrame) -> list[dict]:
 
 
 def write_table(
-    table: pd.DataFrame, stem: Path, title: str, encoder, elapsed: float, markdown: str | None = None
+    table: pd.DataFrame,
+    stem: Path,
+    title: str,
+    encoder,
+    elapsed: float,
+    markdown: str | None = None,
+    overwrite: bool = True,
 ) -> None:
-    """``stem.md`` and ``stem.json`` (:func:`result_files`), each with the command that made them."""
+    """``stem.md`` and ``stem.json`` (:func:`result_files`), each with the command that made them. ``overwrite``
+    False: files that another run wrote there since :func:`refuse_overwrite` was checked are not replaced
+    (FileExistsError, nothing written)."""
     md_file, json_file = result_files(stem)
     md_file.parent.mkdir(parents=True, exist_ok=True)
     command = " ".join(shlex.quote(a) for a in [Path(sys.argv[0]).name, *sys.argv[1:]])
@@ -250,4 +258,4 @@ def write_table(
         markdown if markdown is not None else table.to_markdown(index=False),
         "",
     ]
-    write_texts({json_file: json_text, md_file: "\n".join(lines)})  # both whole, or neither
+    write_texts({json_file: json_text, md_file: "\n".join(lines)}, replace=overwrite)  # both whole, or neither

@@ -110,9 +110,27 @@ class TokenStore(pt.Artifact):
 
     # ---- reading -------------------------------------------------------------------------------------------
     def _load(self) -> None:
+        """Open the store's files. A store overwritten while they were opened (another process's build swaps a
+        new folder in) is opened again, so that its meta, states, offsets and docnos are all of one version."""
         if self._meta is not None:
             return
         path = Path(self.path)
+        for _ in range(3):
+            before = _folder_identity(path)
+            try:
+                opened = self._open(path)
+            except (CorruptStoreError, OSError):
+                if _folder_identity(path) != before:
+                    continue  # a half-opened pair of versions: open the new one
+                raise
+            if _folder_identity(path) == before:
+                self._states, self._offsets, self._docnos, self._meta = opened
+                self._view = readonly_tensor(self._states) if isinstance(self._states, np.ndarray) else None
+                return
+        raise CorruptStoreError(f"{path} was rebuilt three times while it was being opened: open it again later")
+
+    def _open(self, path: Path) -> tuple:
+        """(states, offsets, docnos, meta) of the store folder ``path``, each checked."""
         meta_path = path / META_FILE
         if not meta_path.exists():
             raise FileNotFoundError(f"no TokenStore at {path} ({META_FILE} missing); build it with .indexer()")
@@ -145,11 +163,7 @@ class TokenStore(pt.Artifact):
             raise CorruptStoreError(f"{path / DOCNOS_FILE} cannot be read ({type(e).__name__}: {e}): {REBUILD}") from e
         if len(docnos) != num_docs:
             raise CorruptStoreError(f"{path / DOCNOS_FILE} holds {len(docnos)} docnos, expected {num_docs}")
-        self._states = states
-        self._view = readonly_tensor(states) if isinstance(states, np.ndarray) else None  # fp16: for gather
-        self._offsets = np.asarray(offsets)
-        self._docnos = docnos
-        self._meta = meta
+        return states, np.asarray(offsets), docnos, meta
 
     @property
     def meta(self) -> dict:
@@ -341,8 +355,12 @@ class TokenStore(pt.Artifact):
         if Path(path).resolve() == Path(self.path).resolve():
             raise ValueError(f"recode {self} to another path: a store cannot be recoded in place")
         with target._building(mode) as (tmp, _):
-            for name in (OFFSETS_FILE, DOCNOS_FILE):
-                shutil.copyfile(Path(self.path) / name, tmp / name)
+            np.save(tmp / OFFSETS_FILE, self._offsets)  # the ones opened with the states, not the path's now
+            shutil.copyfile(Path(self.path) / DOCNOS_FILE, tmp / DOCNOS_FILE)
+            recorded = (self.meta.get("sha256") or {}).get(DOCNOS_FILE)
+            if recorded is not None and file_sha256(tmp / DOCNOS_FILE) != recorded:
+                raise CorruptStoreError(f"{Path(self.path) / DOCNOS_FILE} changed since {self} was opened (rebuilt?):"
+                                        " open the store again and recode it")  # fmt: skip
             bar = pt.tqdm(total=len(self._states), desc=f"recode {codec.name}", unit="token", disable=not verbose)
             codec_meta, sums = write_states(self._states, tmp, codec, progress=bar.update)
             bar.close()
@@ -362,8 +380,8 @@ class TokenStore(pt.Artifact):
         """Temporary names beside the store (a folder, made) and the FlexIndex (not made), swapped into place
         only when the build succeeds. A lock keeps a second build of this path out; the temporary folders of
         killed builds are deleted; the folders get the umask's permissions."""
-        path = Path(self.path)
-        targets = [path] if flex_path is None else [path, Path(flex_path)]
+        path = _link_target(Path(self.path))
+        targets = [path] if flex_path is None else [path, _link_target(Path(flex_path))]
         _check_targets(targets, mode)
         path.parent.mkdir(parents=True, exist_ok=True)
         with build_lock(path):
@@ -397,6 +415,26 @@ def builder_mode(mode: str | pta.ArtifactBuilderMode, overwrite: bool | None = N
     if checked not in (pta.ArtifactBuilderMode.create, pta.ArtifactBuilderMode.overwrite):
         raise ValueError(f"mode must be 'create' or 'overwrite', got {getattr(mode, 'value', mode)!r}")
     return checked
+
+
+def _folder_identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the folder at ``path`` (None: none there); an overwrite swaps in another folder."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
+def _link_target(path: Path) -> Path:
+    """``path``, or the folder it links to when it is a symbolic link (a store kept on another disk), so that a
+    build replaces that folder and the link keeps naming it."""
+    if not path.is_symlink():
+        return path
+    real = path.resolve()
+    if not real.parent.is_dir():
+        raise FileNotFoundError(f"{path} is a link to {real}, whose folder does not exist: make it or remove the link")
+    return real
 
 
 def _check_targets(targets: list[Path], mode: pta.ArtifactBuilderMode) -> None:

@@ -71,15 +71,15 @@ def query_words(query: str) -> list[frozenset[str]]:
     return [meets(w) for w in WORD.findall(query.lower()) if w not in STOPWORDS]
 
 
-def check_weight(weight) -> float:
-    """``weight`` of the signal in a fusion, checked: a finite number >= 0.
+def check_weight(weight, name: str = "the WordNet weight") -> float:
+    """``weight`` of the signal in a fusion, checked: a finite number >= 0 (the error calls it ``name``).
 
     >>> check_weight(float("inf"))
     Traceback (most recent call last):
     ValueError: the WordNet weight must be a finite number >= 0, not inf
     """
     if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not (math.isfinite(weight) and weight >= 0):
-        raise ValueError(f"the WordNet weight must be a finite number >= 0, not {weight!r}")
+        raise ValueError(f"{name} must be a finite number >= 0, not {weight!r}")
     return float(weight)
 
 

@@ -194,3 +194,19 @@ def test_a_cache_another_process_finished_meanwhile_is_taken_not_a_crash(tmp_pat
     again = state_cache.StateCache.build(tiny_encoder, texts, tmp_path)
     assert looks and [p.name for p in tmp_path.iterdir()] == [built.name]  # no crash, no temporary folder left
     assert again is not None and first is not None
+
+
+def test_the_cache_encodes_as_many_texts_at_once_as_the_encoder_does(tmp_path, tiny_model_dir, monkeypatch):
+    """It encoded 64 texts at a time whatever the encoder's batch size (a memory limit the user had set)."""
+    from pyterrier_compverify import TokenEncoder
+    from pyterrier_compverify.training import state_cache
+
+    encoder = TokenEncoder(tiny_model_dir, max_length=16, device="cpu", batch_size=3)
+    sizes, real = [], state_cache._states
+    monkeypatch.setattr(state_cache, "_states", lambda enc, texts, *a: sizes.append(len(texts)) or real(enc, texts, *a))
+    texts = [f"text number {i}" for i in range(7)]
+    StateCache.build(encoder, texts, tmp_path / "a", verbose=False)
+    assert sizes == [3, 3, 1]
+    sizes.clear()
+    StateCache.build(encoder, texts, tmp_path / "b", batch_size=5, verbose=False)
+    assert sizes == [5, 2]

@@ -117,6 +117,12 @@ def test_fusion_pipeline_adds_the_wordnet_column_at_its_weight(tiny_encoder, tmp
     got = with_wordnet(topics)
     merged = got.merge(expected, on=["qid", "docno"], suffixes=("", "_expected"))
     assert len(merged) == len(got) and (merged["score"] - merged["score_expected"]).abs().max() < 1e-9
+    pool = fusion_pipeline(
+        indices, tiny_encoder, depth=3, weighted=weighted, wordnet=0.5, texts=CorpusText(collection), features=True
+    )(topics)  # scored once, fused with and without WordNet (compverify evaluate --fusion-wordnet)
+    for weights, pipeline in [(FUSION_WEIGHTS, plain), ({**FUSION_WEIGHTS, "wordnet": 0.5}, with_wordnet)]:
+        merged = pipeline(topics).merge(fuse(pool, weights), on=["qid", "docno"], suffixes=("", "_pool"))
+        assert len(merged) == len(pool) and (merged["score"] - merged["score_pool"]).abs().max() < 1e-9
     scored = CorpusText(collection)(features[["qid", "query", "docno"]])
     assert (features["wordnet"].to_numpy() == cv.WordNetCoverage()(scored)["score"].to_numpy()).all()
 
@@ -128,8 +134,8 @@ def test_evaluate_takes_fusion_wordnet_only_with_fusion_and_as_a_weight(capsys):
     assert check_fusion(True, None, 0.5) == 300 and fusion_label(300, 0.5).endswith("+ 0.5 WordNet")
     for argv, message in [
         (["--fusion-wordnet", "0.5"], "--fusion-wordnet has no effect without --fusion"),
-        (["--fusion", "--fusion-wordnet", "-1"], "--fusion-wordnet must be a finite number >= 0"),
-        (["--fusion", "--fusion-wordnet", "inf"], "--fusion-wordnet must be a finite number >= 0"),
+        (["--fusion", "--fusion-wordnet", "-1"], "--fusion-wordnet (the WordNet weight) must be a finite number >= 0"),
+        (["--fusion", "--fusion-wordnet", "inf"], "--fusion-wordnet (the WordNet weight) must be a finite number >= 0"),
     ]:
         with pytest.raises(SystemExit):
             main(["evaluate", "irds:cranfield", *argv])

@@ -31,6 +31,8 @@ def _place(src: Path, dest: Path) -> bool:
     dest.parent.mkdir(parents=True, exist_ok=True)
     try:
         dest.symlink_to(src.resolve())
+    except FileExistsError:  # another process placed it meanwhile (two first imports at once)
+        return False
     except OSError:
         shutil.copyfile(src, dest)
     return True

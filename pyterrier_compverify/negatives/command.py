@@ -44,7 +44,7 @@ def run_negatives(
     texts = read_sentences(sentences, limit=limit, seed=seed)
     result = generator.generate(texts, one_per_category=not all_edits, seed=seed)
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_table(result, out)
+    write_table(result, out, replace=overwrite)
     counts = result.table["category"].value_counts().to_dict()
     print(f"{result.n_input} sentences -> {len(result.table)} edits {counts}; written to {out}")
     print("skipped: " + ", ".join(f"{k}: {v}" for k, v in sorted(result.skipped.items())))

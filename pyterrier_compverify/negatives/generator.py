@@ -32,16 +32,16 @@ class GenerationResult:
     skipped: Counter = field(default_factory=Counter)
 
 
-def write_table(result_or_df, path) -> Path:
-    """Write the edits to ``.csv`` or ``.jsonl`` (chosen by the suffix)."""
+def write_table(result_or_df, path, replace: bool = True) -> Path:
+    """Write the edits to ``.csv`` or ``.jsonl`` (chosen by the suffix), whole or not at all
+    (``artifacts.write_texts``; ``replace=False``: never over a file another run wrote meanwhile)."""
+    from ..artifacts import frame_text, write_texts
+
     df = result_or_df.table if isinstance(result_or_df, GenerationResult) else result_or_df
     path = Path(path)
-    if path.suffix == ".csv":
-        df.to_csv(path, index=False)
-    elif path.suffix == ".jsonl":
-        df.to_json(path, orient="records", lines=True, force_ascii=False)
-    else:
+    if path.suffix not in (".csv", ".jsonl"):
         raise ValueError(f"write_table writes .csv or .jsonl, not {path.suffix!r} ({path})")
+    write_texts({path: frame_text(df, path)}, replace=replace)
     return path
 
 

@@ -71,6 +71,7 @@ def run_querygen(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Write ``out`` (training queries, .jsonl or .csv) and ``out`` with ``.valid`` before its suffix (the held-out
     share); existing files are refused before any work unless ``overwrite``."""
+    from ..artifacts import frame_text, write_texts
     from ..reporting import output_files
 
     if not 0.0 <= leakage <= 1.0:
@@ -88,11 +89,8 @@ def run_querygen(
     queries = generate_queries(frame, make_generator(strategy, backend, base_url=base_url, seed=seed))
     train, valid = validation_split(queries, share=validation, seed=seed) if len(queries) else (queries, queries)
     out.parent.mkdir(parents=True, exist_ok=True)
-    for frame_, path in ((train, out), (valid, valid_path)):
-        if path.suffix == ".jsonl":
-            frame_[COLUMNS].to_json(path, orient="records", lines=True, force_ascii=False)
-        else:
-            frame_[COLUMNS].to_csv(path, index=False)
+    texts = {path: frame_text(rows[COLUMNS], path) for rows, path in ((train, out), (valid, valid_path))}
+    write_texts(texts, replace=overwrite)  # both whole, or neither
     print(
         f"{n_passages} passages, {dropped} dropped by the leakage filter (ROUGE-L > {leakage}); "
         f"{len(train)} training queries -> {out}, {len(valid)} validation queries -> {valid_path}"

@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,7 @@ import pyterrier as pt
 import torch
 from torch import nn
 
+from ..artifacts import build_lock, building_name, remove_leftovers
 from ..encoder import TokenEncoder, check_texts
 from ..scoring import normalise_states
 
@@ -50,12 +50,13 @@ class StateCache:
         folder: str | os.PathLike,
         *,
         top_layers: int = 0,
-        batch_size: int = 64,
+        batch_size: int | None = None,
         bf16: bool = False,
         verbose: bool = True,
     ) -> StateCache:
         """Encode ``texts`` once into ``folder/<key>/`` (or open it when it is there already). Texts that another
-        cache in ``folder`` holds for the same encoder, k and dtype are copied from it, not encoded again."""
+        cache in ``folder`` holds for the same encoder, k and dtype are copied from it, not encoded again.
+        ``batch_size``: texts encoded at once (default: the encoder's)."""
         texts = check_texts(texts, "training text")
         # the list as JSON: joined by newlines, ["a\nb", "c"] and ["a", "b\nc"] shared a key and so their states
         digest = hashlib.sha256(json.dumps(texts).encode()).hexdigest()[:16]
@@ -67,6 +68,7 @@ class StateCache:
         states_of = _cached_elsewhere(hashes, Path(folder).glob(f"{kind}-*"))
         todo = np.array([i for i in range(len(texts)) if i not in states_of], dtype=np.int64)
         order = todo[np.argsort(-encoder.token_lengths([texts[i] for i in todo]), kind="stable")] if len(todo) else todo
+        batch_size = batch_size or encoder.batch_size
         starts = range(0, len(order), batch_size)
         desc = f"caching states (top_layers={top_layers}; {len(states_of)} of {len(texts)} reused)"
         for start in pt.tqdm(starts, desc=desc, disable=not verbose):
@@ -78,20 +80,21 @@ class StateCache:
         np.cumsum([c.shape[0] for c in chunks], out=offsets[1:])
         packed = np.concatenate(chunks)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}-", dir=path.parent))
-        try:
-            np.save(tmp / "states.npy", packed)
-            np.save(tmp / "offsets.npy", offsets)
-            np.save(tmp / HASHES_FILE, hashes)
-            meta = {"encoder": encoder.spec.to_dict(), "top_layers": top_layers, "texts": len(texts), "bf16": bf16}
-            (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
+        with build_lock(path, wait=True):  # one process saves at a time; the others wait, then open its cache
+            if (path / "meta.json").exists():  # built by another process meanwhile: the same texts and encoder
+                return cls(np.load(path / "states.npy", mmap_mode="r"), np.load(path / "offsets.npy"))
+            remove_leftovers(path)  # the folders of saves that were killed
+            tmp = building_name(path)
+            tmp.mkdir()
             try:
+                np.save(tmp / "states.npy", packed)
+                np.save(tmp / "offsets.npy", offsets)
+                np.save(tmp / HASHES_FILE, hashes)
+                meta = {"encoder": encoder.spec.to_dict(), "top_layers": top_layers, "texts": len(texts), "bf16": bf16}
+                (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
                 os.replace(tmp, path)
-            except OSError:  # "Directory not empty": another process built this cache meanwhile
-                if not (path / "meta.json").exists():
-                    raise  # the same texts and encoder: its states are these; else a real error
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
         return cls(packed, offsets)
 
 
