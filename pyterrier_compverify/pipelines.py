@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from .chinese import chinese_terms
 from .encoder import TokenEncoder
 from .native_output import quiet_native_output
 from .rerank import MaxSim
-from .store import TokenStore
+from .store import CorruptStoreError, TokenStore
 
 DEFAULT_INDEX_DIR = cache_dir()
 # the pool depth and weights of fusion_pipeline, chosen on dev (experiments/weighted_fusion.py); the packaged form is
@@ -87,17 +88,40 @@ def build_indices(collection, encoder: TokenEncoder, index_dir: str | os.PathLik
     pisa = bm25_index(collection, root / "bm25.pisa")
     flex = FlexIndex(str(root / f"{_encoder_tag(encoder)}.flex"), sim_fn=encoder.sim_fn, verbose=verbose)
     store = TokenStore(root / f"{_encoder_tag(encoder)}.tokens")
-    if not (flex.built() and store.built()):
+    if not _reusable(store, flex):
         store.indexer(encoder, flex_index=flex, verbose=verbose, mode="overwrite").index(collection.corpus_iter())
     store.check_encoder(encoder)
     return Indices(pisa, flex, store, getattr(collection, "language", "en"))
+
+
+def _reusable(store: TokenStore, flex=None) -> bool:
+    """Whether the built ``store`` (and FlexIndex ``flex``) can be reused: False when not built, or, with a warning,
+    when damaged (a file missing or of the wrong size, a store that does not open), so that it is built again
+    rather than failing later with a bare file error. Both are caches of this package's."""
+    import warnings
+
+    if not store.built() or (flex is not None and not flex.built()):
+        return False
+    try:
+        docs = len(store)  # opens and checks the store's files
+        if flex is not None:
+            meta = json.loads((Path(flex.index_path) / "pt_meta.json").read_text())
+            vecs = Path(flex.index_path) / "vecs.f4"
+            if meta.get("doc_count") != docs or vecs.stat().st_size != docs * meta["vec_size"] * 4:
+                raise ValueError(f"{vecs} does not hold the {docs} documents of {store.path}")
+            if not (Path(flex.index_path) / "docnos.npids").exists():
+                raise FileNotFoundError(f"{Path(flex.index_path) / 'docnos.npids'} is missing")
+    except (CorruptStoreError, OSError, ValueError, KeyError) as error:
+        warnings.warn(f"damaged index, built again: {error}", stacklevel=3)
+        return False
+    return True
 
 
 def token_store(collection, encoder: TokenEncoder, index_dir: str | os.PathLike, *, verbose: bool = True) -> TokenStore:
     """Build (or reuse) only the TokenStore of ``collection`` for ``encoder``, where :func:`build_indices` keeps it:
     for a reranker's own (e.g. fine-tuned) encoder, which reads token states but retrieves nothing."""
     store = TokenStore(Path(index_dir).expanduser() / collection.name / f"{_encoder_tag(encoder)}.tokens")
-    if not store.built():
+    if not _reusable(store):
         store.indexer(encoder, verbose=verbose, mode="overwrite").index(collection.corpus_iter())
     store.check_encoder(encoder)
     return store

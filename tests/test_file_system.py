@@ -4,6 +4,7 @@ killed, two processes cache the same texts (review 50-f, items 4, 5 and 8)."""
 import errno
 import json
 import os
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -230,8 +231,6 @@ def test_overwriting_a_store_through_a_link_rebuilds_the_folder_it_names(tmp_pat
 
 
 def test_two_first_imports_placing_the_same_data_link_do_not_crash(tmp_path, monkeypatch):
-    from pathlib import Path
-
     from pyterrier_compverify.datasets.local import _place
 
     src, dest = tmp_path / "data" / "source.zip", tmp_path / "home" / "source.zip"
@@ -246,3 +245,25 @@ def test_two_first_imports_placing_the_same_data_link_do_not_crash(tmp_path, mon
     monkeypatch.setattr(Path, "symlink_to", the_other_process_first)
     assert not _place(src, dest)
     assert dest.is_symlink() and dest.read_bytes() == b"zip"
+
+
+def test_a_damaged_cached_index_is_built_again_and_an_intact_one_reused(tmp_path, tiny_encoder, monkeypatch):
+    """A FlexIndex without its vectors was reused and failed with a bare "No such file"; a damaged store said
+    "rebuild the store", which evaluate has no option for (review 50-f, item 8)."""
+    from pyterrier_compverify import store as store_module
+    from pyterrier_compverify.demo import DemoCollection
+    from pyterrier_compverify.pipelines import build_indices
+
+    collection = DemoCollection(tmp_path / "docs")
+    indices = build_indices(collection, tiny_encoder, tmp_path / "idx", verbose=False)
+    flex, tokens = Path(indices.flex.index_path), Path(indices.store.path)
+    (flex / "vecs.f4").unlink()
+    with pytest.warns(UserWarning, match="damaged index, built again: .*vecs.f4"):
+        indices = build_indices(collection, tiny_encoder, tmp_path / "idx", verbose=False)
+    assert len(indices.flex.retriever(num_results=3)(tiny_encoder.query_token_encoder()(collection.topics()))) > 0
+    states = next(tokens.glob("states.*"))
+    states.write_bytes(states.read_bytes()[:-8])
+    with pytest.warns(UserWarning, match="damaged index, built again: .*states"):
+        build_indices(collection, tiny_encoder, tmp_path / "idx", verbose=False)
+    monkeypatch.setattr(store_module.TokenStore, "indexer", lambda *a, **k: pytest.fail("an intact index was rebuilt"))
+    assert len(build_indices(collection, tiny_encoder, tmp_path / "idx", verbose=False).store) == len(indices.store)
