@@ -154,3 +154,21 @@ def test_get_text_reads_the_registered_collections(data_dir, dataset_id):
     first = next(iter(ds.get_corpus_iter(verbose=False)))
     run = pd.DataFrame({"qid": ["1"], "query": ["x"], "docno": [first["docno"]], "score": [1.0], "rank": [0]})
     assert pt.text.get_text(ds, "text")(run)["text"].tolist() == [first["text"]]
+
+
+def test_an_opened_collection_pickles_and_opens_its_dataset_again(monkeypatch):
+    """Opened, its ir_datasets reader made it unpicklable, and so a pipeline with CorpusText for pt.parallel."""
+    import pickle
+
+    import pyterrier as pt
+
+    from pyterrier_compverify.datasets import CorpusText
+    from pyterrier_compverify.datasets.collection import Collection
+
+    opened = []
+    monkeypatch.setattr(pt, "get_dataset", lambda dataset_id: opened.append(dataset_id) or (lambda: None))
+    collection = Collection("irds:some/dataset", lowercase=True)
+    assert callable(collection.dataset)  # opened: a lambda stands for a reader that cannot be pickled
+    copy = pickle.loads(pickle.dumps(CorpusText(collection))).collection
+    assert (copy.dataset_id, copy.lowercase, "dataset" in copy.__dict__) == ("irds:some/dataset", True, False)
+    assert callable(copy.dataset) and opened == ["irds:some/dataset"] * 2

@@ -37,6 +37,11 @@ class Collection:
     def dataset(self):
         return pt.get_dataset(self.dataset_id)
 
+    def __getstate__(self) -> dict:
+        """Pickled without the opened dataset, which ir_datasets' readers cannot be: it is opened again from its id
+        where it is next used (a ``pt.parallel`` worker running ``CorpusText``)."""
+        return {k: v for k, v in self.__dict__.items() if k != "dataset"}
+
     @property
     def name(self) -> str:
         """A file-name-safe version of the id, e.g. ``beir-scifact-test``."""
