@@ -17,6 +17,7 @@ _PUBLIC = {  # name -> the module that defines it
     "BagOfSimilarities": "rerank",
     "MaxSim": "rerank",
     "PooledCosine": "rerank",
+    "CrossEncoderScorer": "cross_encoder",
     "ScoreFusion": "fusion",
     "SoftAlign": "rerank",
     "TokenReranker": "rerank",

@@ -45,6 +45,8 @@ def run_evaluation(
     fusion: bool | str = False,
     fusion_depth: int | None = None,
     fusion_wordnet: float = 0.0,
+    fusion_cross_encoder: str | None = None,
+    fusion_cross_encoder_weight: float | None = None,
     overwrite: bool = False,
     verbose: bool = True,
 ):
@@ -55,7 +57,9 @@ def run_evaluation(
     default. ``fusion``: also run :func:`~.pipelines.fusion_pipeline` over dense's and BM25's top ``fusion_depth``
     (None: 300) with the packaged WeightedMaxSim (True) or the F1w head in a folder; ``fusion_wordnet``: the same
     fusion with :class:`~.wordnet_coverage.WordNetCoverage` at that weight beside it (0: none; English only; the
-    ``[negatives]`` extra). ``correction``: a
+    ``[negatives]`` extra); ``fusion_cross_encoder``: a cross-encoder (name or folder) that then reads that fusion's
+    top 30 (:func:`~.pipelines.cross_encoder_stage`, weight ``fusion_cross_encoder_weight``, None: 0.25), one more
+    system. ``correction``: a
     multiple-test correction of the p-values against ``baseline`` over the systems (one of ``CORRECTIONS``, e.g.
     ``"holm"``; ``reporting.with_correction`` adds ``<measure> p-value corrected`` and the tables mark those).
     ``index_dir`` None: ``$COMPVERIFY_CACHE`` or ``~/.cache/pyterrier_compverify``. Tables already in ``out_dir``
@@ -63,9 +67,13 @@ def run_evaluation(
     (measures first); ``attrs["written"]`` names the .md file written."""
     started = time.time()
     rerankers = check_rerankers(rerankers)
-    fusion_depth = check_fusion(fusion, fusion_depth, fusion_wordnet)
+    fusion_depth = check_fusion(fusion, fusion_depth, fusion_wordnet, fusion_cross_encoder, fusion_cross_encoder_weight)
+    from .pipelines import CROSS_ENCODER_WEIGHT
+
+    ce_weight = fusion_cross_encoder_weight if fusion_cross_encoder_weight is not None else CROSS_ENCODER_WEIGHT
+    ce_weight = ce_weight if fusion_cross_encoder else 0.0
     check_baseline(baseline, rerankers, depth=depth, reference=reference, fusion_depth=fusion_depth,
-                   fusion_wordnet=fusion_wordnet)  # fmt: skip
+                   fusion_wordnet=fusion_wordnet, fusion_cross_encoder=ce_weight)  # fmt: skip
     check_correction(correction, baseline)
     collection = open_collection(dataset_id)
     if fusion_wordnet and getattr(collection, "language", "en") != "en":
@@ -95,6 +103,10 @@ def run_evaluation(
         model or DEFAULT_MODEL, max_length=max_length, batch_size=batch_size, device=device, verbose=False
     )
     check_heads(rerankers, fusion, encoder)  # before the corpus is encoded
+    if fusion_cross_encoder:
+        from .cross_encoder import CrossEncoderScorer
+
+        cross_encoder = CrossEncoderScorer(fusion_cross_encoder, device=device, verbose=verbose)  # loads it, or fails
     indices = build_indices(collection, encoder, index_dir or DEFAULT_INDEX_DIR, verbose=verbose)
 
     def store_for(own):  # a verifier's own (e.g. fine-tuned) encoder reads a store of its own
@@ -107,15 +119,20 @@ def run_evaluation(
         from .verifier import WeightedMaxSim
 
         head = WeightedMaxSim(fusion_head(fusion), encoder=encoder, store=indices.store, verbose=verbose)
-        if fusion_wordnet:  # one pool, scored once, fused without and with WordNet: one run tests one against the other
+        if fusion_wordnet or fusion_cross_encoder:  # one pool, scored once, fused without and with the others
             from .fusion import fuse
-            from .pipelines import FUSION_WEIGHTS
+            from .pipelines import FUSION_WEIGHTS, cross_encoder_stage
 
+            texts = CorpusText(collection)
             pool = fusion_pipeline(indices, encoder, depth=fusion_depth, weighted=head, wordnet=fusion_wordnet,
-                                   texts=CorpusText(collection), features=True)(topics)  # fmt: skip
-            for weight in (0.0, fusion_wordnet):
-                weights = {**FUSION_WEIGHTS, "wordnet": weight}
-                systems[fusion_label(fusion_depth, weight)] = fuse(pool, weights).drop(columns=list(weights))
+                                   texts=texts, features=True)(topics)  # fmt: skip
+            for weight in sorted({0.0, fusion_wordnet}):
+                weights = {**FUSION_WEIGHTS, **({"wordnet": weight} if weight else {})}
+                fused = fuse(pool, weights).drop(columns=[c for c in pool.columns if c in (*FUSION_WEIGHTS, "wordnet")])
+                systems[fusion_label(fusion_depth, weight)] = fused
+            if fusion_cross_encoder:  # over the last: with WordNet where it is given
+                stage = cross_encoder_stage(cross_encoder, texts, weight=ce_weight)
+                systems[fusion_label(fusion_depth, fusion_wordnet, ce_weight)] = stage(fused)
         else:
             systems[fusion_label(fusion_depth)] = fusion_pipeline(indices, encoder, depth=fusion_depth, weighted=head)
     if reference:
@@ -165,19 +182,27 @@ def check_rerankers(names: Sequence[str]) -> list[str]:
     return names
 
 
-def fusion_label(depth: int, wordnet: float = 0.0) -> str:
+def fusion_label(depth: int, wordnet: float = 0.0, cross_encoder: float = 0.0) -> str:
     """The name of the ``--fusion`` system in the tables.
 
-    >>> fusion_label(300, 0.5)
-    '(Dense, BM25)@300 >> WeightedMaxSim + BM25 + 0.5 WordNet'
+    >>> fusion_label(300, 0.5), fusion_label(300, 0.5, 0.25)[-34:]
+    ('(Dense, BM25)@300 >> WeightedMaxSim + BM25 + 0.5 WordNet', '+ 0.5 WordNet >> 0.25 CrossEncoder')
     """
-    return FUSION_LABEL.format(depth=depth) + (f" + {wordnet:g} WordNet" if wordnet else "")
+    label = FUSION_LABEL.format(depth=depth) + (f" + {wordnet:g} WordNet" if wordnet else "")
+    return label + (f" >> {cross_encoder:g} CrossEncoder" if cross_encoder else "")
 
 
-def check_fusion(fusion: bool | str, depth: int | None, wordnet: float = 0.0) -> int | None:
+def check_fusion(
+    fusion: bool | str,
+    depth: int | None,
+    wordnet: float = 0.0,
+    cross_encoder: str | None = None,
+    cross_encoder_weight: float | None = None,
+) -> int | None:
     """The depth of the ``fusion`` system (None when it is off), checked before any model is loaded: ``fusion``
-    is False, True (the packaged head) or an existing folder; a ``depth`` or a ``wordnet`` weight needs ``fusion``,
-    and the weight is a number >= 0 whose scorer can load (the ``[negatives]`` extra).
+    is False, True (the packaged head) or an existing folder; a ``depth``, a ``wordnet`` weight or a
+    ``cross_encoder`` needs ``fusion``, the WordNet weight is a number >= 0 whose scorer can load (the
+    ``[negatives]`` extra), a ``cross_encoder_weight`` needs a ``cross_encoder`` and is a number >= 0.
 
     >>> check_fusion(True, None), check_fusion(False, None)
     (300, None)
@@ -195,8 +220,22 @@ def check_fusion(fusion: bool | str, depth: int | None, wordnet: float = 0.0) ->
     from .wordnet_coverage import check_weight
 
     wordnet = check_weight(wordnet, name="fusion_wordnet (the WordNet weight)")
+    if cross_encoder_weight is not None:
+        if not check_weight(cross_encoder_weight, name="fusion_cross_encoder_weight"):
+            raise ValueError("fusion_cross_encoder_weight 0 leaves the cross-encoder out: give a weight > 0")
+        if not cross_encoder:
+            raise ValueError("fusion_cross_encoder_weight has no effect without fusion_cross_encoder")
+    if cross_encoder is not None and not (isinstance(cross_encoder, str) and cross_encoder.strip()):
+        raise ValueError(f"fusion_cross_encoder must be a cross-encoder's name or folder, not {cross_encoder!r}")
+    if cross_encoder and Path(cross_encoder).expanduser().is_file():
+        raise NotADirectoryError(f"fusion_cross_encoder {cross_encoder!r} is a file: give the model's folder")
     if not fusion:
-        for name, value in (("fusion_depth", depth), ("fusion_wordnet", wordnet or None)):
+        checked = (
+            ("fusion_depth", depth),
+            ("fusion_wordnet", wordnet or None),
+            ("fusion_cross_encoder", cross_encoder),
+        )
+        for name, value in checked:
             if value is not None:
                 raise ValueError(f"{name} has no effect without fusion")
         return None
@@ -241,10 +280,11 @@ def check_baseline(
     reference: bool = False,
     fusion_depth: int | None = None,
     fusion_wordnet: float = 0.0,
+    fusion_cross_encoder: float = 0.0,
 ) -> None:
     """Refuse a ``baseline`` that names none of the systems (the significance tests would be dropped silently);
     None: no significance tests. ``fusion_depth``: the depth of the ``--fusion`` system, None when it is off;
-    ``fusion_wordnet``: its WordNet weight.
+    ``fusion_wordnet``: its WordNet weight; ``fusion_cross_encoder``: the cross-encoder's weight (0: none).
 
     >>> check_baseline("Dense >> MaxSim@100", ["maxsim"], depth=100)
     >>> check_baseline("(Dense, BM25)@300 >> WeightedMaxSim + BM25", ["maxsim"], depth=100, fusion_depth=300)
@@ -258,6 +298,11 @@ def check_baseline(
     names += [REFERENCE] if reference else []
     names += [fusion_label(fusion_depth)] if fusion_depth else []
     names += [fusion_label(fusion_depth, fusion_wordnet)] if fusion_depth and fusion_wordnet else []
+    names += (
+        [fusion_label(fusion_depth, fusion_wordnet, fusion_cross_encoder)]
+        if fusion_depth and fusion_cross_encoder
+        else []
+    )
     if baseline is not None and baseline not in names:
         raise ValueError(f"baseline {baseline!r} is none of the systems: {', '.join(names)}")
 
@@ -439,6 +484,17 @@ def register(subparsers) -> None:
         metavar="WEIGHT",
         help="add --fusion with WordNetCoverage at this weight beside it (e.g. 0.5; English; the [negatives] extra)",
     )
+    parser.add_argument(
+        "--fusion-cross-encoder",
+        metavar="MODEL",
+        help="add --fusion (with --fusion-wordnet where given) whose top 30 a cross-encoder (name or folder) reads",
+    )
+    parser.add_argument(
+        "--fusion-cross-encoder-weight",
+        type=float,
+        metavar="WEIGHT",
+        help="the cross-encoder's weight beside the fusion's score (default: 0.25)",
+    )
     parser.set_defaults(func=evaluate_command)
 
 
@@ -448,7 +504,11 @@ def evaluate_command(args: argparse.Namespace):
     from .reporting import significance_note, summary_table
 
     if not args.fusion:
-        refuse_ignored(args, ["fusion_depth", "fusion_head", "fusion_wordnet"], "without --fusion")
+        refuse_ignored(
+            args,
+            ["fusion_depth", "fusion_head", "fusion_wordnet", "fusion_cross_encoder", "fusion_cross_encoder_weight"],
+            "without --fusion",
+        )
     results = run_evaluation(
         args.dataset,
         rerankers=args.rerankers.split(","),
@@ -462,7 +522,15 @@ def evaluate_command(args: argparse.Namespace):
         reference=args.reference,
         fusion=(True if args.fusion_head is None else args.fusion_head) if args.fusion else False,
         overwrite=args.overwrite,
-        **given(args, "model", "device", "fusion_depth", "fusion_wordnet"),
+        **given(
+            args,
+            "model",
+            "device",
+            "fusion_depth",
+            "fusion_wordnet",
+            "fusion_cross_encoder",
+            "fusion_cross_encoder_weight",
+        ),  # fmt: skip
     )
     print(summary_table(results).to_markdown(index=False, disable_numparse=True))
     print(

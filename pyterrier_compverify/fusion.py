@@ -82,7 +82,10 @@ class ScoreFusion(pt.Transformer):
     ``scorers``: name -> transformer; ``weights``: name -> weight (names without a weight are computed as
     features but not used); ``retrievers``: names of scorers that retrieve from the queries rather than
     rescore the frame (their unretrieved candidates get the query's lowest score, or 0 when they returned
-    nothing for it); ``norm``: ``zscore`` (default), ``minmax`` or ``none``.
+    nothing for it); ``norm``: ``zscore`` (default), ``minmax`` or ``none``. ``input_score``: a name for the
+    input's own ``score``, a feature beside the scorers' (e.g. a first fusion's score, with a cross-encoder read on
+    top of it). ``top``: fuse only each query's top ``top`` rows of the input (by its score) and put the others
+    below them in their order, unscored (for a costly scorer).
     """
 
     def __init__(
@@ -92,18 +95,26 @@ class ScoreFusion(pt.Transformer):
         *,
         retrievers: Collection[str] = (),
         norm: str = "zscore",
+        input_score: str | None = None,
+        top: int | None = None,
     ):
         if isinstance(retrievers, str):  # "bm25" is one name, not four letters
             retrievers = (retrievers,)
-        unknown = (set(weights) | set(retrievers)) - set(scorers)
+        if input_score is not None and input_score in scorers:
+            raise ValueError(f"input_score {input_score!r} is also a scorer's name: name it otherwise")
+        unknown = (set(weights) | set(retrievers)) - set(scorers) - {input_score}
         if unknown:
             raise ValueError(f"weights or retrievers name scorers that are not given: {sorted(unknown)}")
         if norm not in NORMS:
             raise ValueError(f"unknown normalisation {norm!r}: one of {NORMS}")
+        if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
+            raise ValueError(f"top must be a whole number >= 1 (the rows fused per query), not {top!r}")
         self.scorers = dict(scorers)
         self.weights = {name: float(w) for name, w in weights.items()}
         self.retrievers = tuple(retrievers)
         self.norm = norm
+        self.input_score = input_score
+        self.top = top
 
     def __repr__(self) -> str:
         return f"ScoreFusion({list(self.scorers)}, weights={self.weights}, norm={self.norm!r})"
@@ -113,13 +124,18 @@ class ScoreFusion(pt.Transformer):
         score column per scorer."""
         pt.validate.result_frame(inp, extra_columns=["query"])
         drop = [c for c in ("score", "rank") if c in inp.columns]
-        frame = inp.drop(columns=drop).drop_duplicates(["qid", "docno"]).reset_index(drop=True)
-        taken = sorted(set(self.scorers) & set(frame.columns))
+        first = inp.drop_duplicates(["qid", "docno"]).reset_index(drop=True)
+        frame = first.drop(columns=drop)
+        taken = sorted((set(self.scorers) | {self.input_score}) & set(frame.columns))
         if taken:
             raise ValueError(
                 f"scorer name(s) {taken} are also columns of the input: name the scorers otherwise (each adds a "
                 "column of its raw scores)"
             )
+        if self.input_score is not None:
+            if "score" not in first.columns:
+                raise ValueError(f"input_score={self.input_score!r} names the input's score: the frame has none")
+            frame[self.input_score] = first["score"].to_numpy()
         queries = frame[["qid", "query"]].drop_duplicates("qid")
         for name, scorer in self.scorers.items():
             try:
@@ -147,8 +163,24 @@ class ScoreFusion(pt.Transformer):
         pt.validate.result_frame(inp, extra_columns=["query"])  # before the empty frame: pt.inspect probes with one
         if len(inp) == 0:
             return inp.assign(score=pd.Series(dtype=float), rank=pd.Series(dtype=int))
+        if self.top is None:
+            return self._fused(inp)
+        if "score" not in inp.columns:
+            raise ValueError(f"top={self.top} takes each query's top rows by the input's score: the frame has none")
+        from .rerank import ranks
+
+        inp = inp.drop_duplicates(["qid", "docno"]).reset_index(drop=True)
+        rank = ranks(inp["qid"], inp["score"].to_numpy(dtype=float))
+        head = self._fused(inp[rank < self.top])
+        tail = inp[rank >= self.top].drop(columns=["rank"], errors="ignore")
+        lowest = head.groupby("qid")["score"].min()  # the tail below the fused rows, in its own order
+        tail = tail.assign(score=tail["qid"].map(lowest).to_numpy() - 1.0 - (rank[rank >= self.top] - self.top))
+        out = pd.concat([head.drop(columns=["rank"]), tail[[c for c in head.columns if c != "rank"]]])
+        return pt.model.add_ranks(out.sort_values(["qid", "score"], ascending=[True, False]).reset_index(drop=True))
+
+    def _fused(self, inp: pd.DataFrame) -> pd.DataFrame:
         fused = fuse(self.features(inp), self.weights, self.norm)
-        return fused.drop(columns=[c for c in self.scorers if c in fused.columns])
+        return fused.drop(columns=[c for c in [*self.scorers, self.input_score] if c in fused.columns])
 
 
 __all__ = ["NORMS", "ScoreFusion", "fill_unretrieved", "fuse", "normalise"]

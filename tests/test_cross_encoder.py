@@ -1,0 +1,190 @@
+"""CrossEncoderScorer (a cross-encoder's logit per row, the reranker contract), ScoreFusion over the input's own
+score and its top k, and the fusion pipeline / ``compverify evaluate`` with a cross-encoder over the fused top."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyterrier as pt
+import pytest
+import torch
+
+import pyterrier_compverify as cv
+from pyterrier_compverify.fusion import ScoreFusion, fuse
+
+ROWS = pd.DataFrame(
+    {
+        "qid": ["1", "1", "1", "2"],
+        "query": ["a red cat", "a red cat", "a red cat", "the dog"],
+        "docno": ["a", "b", "c", "d"],
+        "text": ["a red cat on the mat", "a blue dog", "hello world", "the dog is not on the mat"],
+        "score": [0.1, 0.2, 0.3, 0.4],
+        "rank": [2, 1, 0, 0],
+        "keep": ["x", "y", "z", "w"],
+    }
+)
+
+
+@pytest.fixture(scope="module")
+def tiny_cross_encoder(tiny_model_dir) -> str:
+    """A tiny random BERT with a one-logit classification head, saved as a Hugging Face folder."""
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    torch.manual_seed(0)
+    hf = Path(tiny_model_dir).parent / "hf"
+    folder = Path(tiny_model_dir).parent / "cross-encoder"
+    config = BertConfig.from_pretrained(hf, num_labels=1, initializer_range=0.5)  # scores that differ by pair
+    BertForSequenceClassification(config).save_pretrained(folder)
+    AutoTokenizer.from_pretrained(hf).save_pretrained(folder)
+    return str(folder)
+
+
+def logits(folder: str, queries: list[str], texts: list[str], max_length: int = 128) -> np.ndarray:
+    """The model's logits, computed here with transformers alone."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    model = AutoModelForSequenceClassification.from_pretrained(folder).eval()
+    tokens = AutoTokenizer.from_pretrained(folder)(
+        queries, texts, truncation="only_second", max_length=max_length, padding=True, return_tensors="pt"
+    )
+    with torch.no_grad():
+        return model(**tokens).logits[:, 0].numpy()
+
+
+def test_scores_each_row_by_the_models_logit_and_keeps_columns(tiny_cross_encoder):
+    out = cv.CrossEncoderScorer(tiny_cross_encoder, device="cpu")(ROWS)
+    assert list(out.columns) == ["qid", "query", "docno", "text", "keep", "score", "rank"]
+    expected = logits(tiny_cross_encoder, ROWS["query"].tolist(), ROWS["text"].tolist())
+    np.testing.assert_allclose(out["score"].to_numpy(), expected, atol=1e-5)  # raw logits: no sigmoid
+    first = out[out["qid"] == "1"]
+    assert first["rank"].tolist() == list(np.argsort(np.argsort(-first["score"].to_numpy())))
+    assert out["keep"].tolist() == ROWS["keep"].tolist()
+    long = ROWS.assign(text=[" ".join(["cat"] * 200)] * 4)  # cut to max_length, the passage first
+    short = cv.CrossEncoderScorer(tiny_cross_encoder, max_length=16, device="cpu")(long)
+    np.testing.assert_allclose(
+        short["score"].to_numpy(), logits(tiny_cross_encoder, long["query"].tolist(), long["text"].tolist(), 16),
+        atol=1e-5,
+    )  # fmt: skip
+
+
+def test_empty_frames_bad_input_and_a_model_of_several_labels(tiny_cross_encoder, tiny_model_dir, tmp_path):
+    scorer = cv.CrossEncoderScorer(tiny_cross_encoder, device="cpu")
+    empty = scorer(ROWS.iloc[:0])
+    assert len(empty) == 0 and list(empty.columns)[-2:] == ["score", "rank"]
+    with pytest.raises(ValueError, match=r"add pt\.text\.get_text\(dataset, 'text'\) before it"):
+        scorer(ROWS.drop(columns="text"))
+    with pytest.raises(ValueError, match="'text' column value"):
+        scorer(ROWS.assign(text=[None, "a", "b", "c"]))
+    with pytest.raises(ValueError, match="max_length must be a whole number"):
+        cv.CrossEncoderScorer(tiny_cross_encoder, max_length=1)
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    hf = Path(tiny_model_dir).parent / "hf"
+    BertForSequenceClassification(BertConfig.from_pretrained(hf, num_labels=3)).save_pretrained(tmp_path / "nli")
+    AutoTokenizer.from_pretrained(hf).save_pretrained(tmp_path / "nli")
+    with pytest.raises(ValueError, match="gives 3 scores per pair, not one"):
+        cv.CrossEncoderScorer(str(tmp_path / "nli"), device="cpu")
+    columns = ["qid", "query", "docno", "text", "score", "rank"]
+    assert pt.inspect.transformer_outputs(scorer, columns) == columns
+
+
+class Constant(pt.Transformer):
+    """A scorer that gives each docno a fixed score and records how many rows it was given."""
+
+    def __init__(self, scores):
+        self.scores, self.seen = scores, []
+
+    def transform(self, inp):
+        self.seen.append(len(inp))
+        return inp.assign(score=inp["docno"].map(self.scores).astype(float))
+
+
+def test_score_fusion_over_the_inputs_score_and_only_its_top_rows():
+    frame = pd.DataFrame({"qid": ["q"] * 5, "query": "x", "docno": list("abcde"), "score": [5.0, 4, 3, 2, 1]})
+    scorer = Constant({"a": 0.0, "b": 0.0, "c": 10.0, "d": 100.0, "e": 100.0})
+    fusion = ScoreFusion({"ce": scorer}, {"first": 1.0, "ce": 1.0}, input_score="first", top=3)
+    out = fusion(frame.sample(frac=1.0, random_state=0))  # any row order: the top is the input's by score
+    assert scorer.seen == [3]  # the costly scorer read the top 3 only
+    head = fuse(frame.iloc[:3].assign(first=frame["score"].iloc[:3], ce=[0.0, 0.0, 10.0]), {"first": 1, "ce": 1})
+    assert out["docno"].tolist() == [*head["docno"], "d", "e"]  # the others below, in their order
+    assert out["rank"].tolist() == [0, 1, 2, 3, 4] and "first" not in out.columns and "ce" not in out.columns
+    assert np.allclose(out["score"].to_numpy()[:3], head["score"].to_numpy())
+    every = ScoreFusion({"ce": Constant(scorer.scores)}, {"first": 1.0, "ce": 1.0}, input_score="first")(frame)
+    whole = fuse(frame.assign(first=frame["score"], ce=frame["docno"].map(scorer.scores)), {"first": 1, "ce": 1})
+    assert every["docno"].tolist() == whole["docno"].tolist() and every["docno"].tolist()[1] == "d"  # every row
+    with pytest.raises(ValueError, match="input_score 'ce' is also a scorer's name"):
+        ScoreFusion({"ce": scorer}, {"ce": 1.0}, input_score="ce")
+    with pytest.raises(ValueError, match="name scorers that are not given: \\['first'\\]"):
+        ScoreFusion({"ce": scorer}, {"first": 1.0})
+    with pytest.raises(ValueError, match="top must be a whole number >= 1"):
+        ScoreFusion({"ce": scorer}, {"ce": 1.0}, top=0)
+    with pytest.raises(ValueError, match="names the input's score: the frame has none"):
+        ScoreFusion({"ce": scorer}, {"first": 1.0}, input_score="first")(frame.drop(columns="score"))
+
+
+def test_the_fusion_pipeline_with_a_cross_encoder_over_its_top(tiny_encoder, tiny_cross_encoder, tmp_path):
+    from pyterrier_compverify.datasets import CorpusText
+    from pyterrier_compverify.demo import DemoCollection
+    from pyterrier_compverify.pipelines import build_indices, fusion_pipeline
+    from pyterrier_compverify.scoring import build_head
+
+    collection = DemoCollection(tmp_path / "docs")
+    indices = build_indices(collection, tiny_encoder, tmp_path / "indices", verbose=False)
+    cv.Verifier.save(tmp_path / "f1w", tiny_encoder, build_head("F1w", dim=tiny_encoder.dim), "F1w")
+    weighted = cv.WeightedMaxSim(tmp_path / "f1w", encoder=tiny_encoder, store=indices.store)
+    topics = collection.topics()
+    plain = fusion_pipeline(indices, tiny_encoder, depth=6, weighted=weighted)(topics)
+    with pytest.raises(ValueError, match="texts="):
+        fusion_pipeline(indices, tiny_encoder, weighted=weighted, cross_encoder=tiny_cross_encoder)
+    got = fusion_pipeline(
+        indices, tiny_encoder, depth=6, weighted=weighted, texts=CorpusText(collection),
+        cross_encoder=tiny_cross_encoder, cross_encoder_weight=0.5, cross_encoder_top=3,
+    )(topics)  # fmt: skip
+    assert len(got) == len(plain) and set(got.columns) == set(plain.columns)
+    for qid, ranked in plain.groupby("qid"):
+        top = ranked.sort_values("rank").head(3).merge(CorpusText(collection)(ranked)[["docno", "text"]], on="docno")
+        ce = cv.CrossEncoderScorer(tiny_cross_encoder, device="cpu")(top)["score"]  # its logits: the test above
+        expected = fuse(top.assign(first=top["score"], ce=ce.to_numpy()), {"first": 1.0, "ce": 0.5})
+        mine = got[got["qid"] == qid].sort_values("rank")
+        both = mine.head(3).merge(expected, on="docno", suffixes=("", "_expected"))  # ties: by docno, not order
+        assert len(both) == 3 and np.allclose(both["score"], both["score_expected"], atol=1e-4)
+        assert set(mine["docno"].iloc[3:]) == set(ranked["docno"]) - set(top["docno"])  # the others below
+        assert mine["score"].iloc[3:].max() < mine["score"].iloc[:3].min()
+
+
+def test_evaluate_adds_the_cross_encoder_system_and_refuses_it_without_fusion(
+    tiny_encoder, tiny_cross_encoder, tmp_path, monkeypatch, capsys
+):
+    from pyterrier_compverify import evaluate
+    from pyterrier_compverify.cli import main
+    from pyterrier_compverify.demo import DemoCollection
+    from pyterrier_compverify.scoring import build_head
+
+    class TinyCollection(DemoCollection):
+        extra_measures = []
+
+        def query_types(self):
+            return None
+
+    monkeypatch.setattr(evaluate, "open_collection", lambda dataset_id: TinyCollection(tmp_path / "docs"))
+    cv.Verifier.save(tmp_path / "f1w", tiny_encoder, build_head("F1w", dim=tiny_encoder.dim), "F1w")
+    plain, with_ce = evaluate.fusion_label(4), evaluate.fusion_label(4, 0.0, 0.25)
+    results = evaluate.run_evaluation(
+        "tiny", model=tiny_encoder.model_name, max_length=16, device="cpu", rerankers=["maxsim"],
+        index_dir=tmp_path / "indices", out_dir=None, fusion=str(tmp_path / "f1w"), fusion_depth=4,
+        fusion_cross_encoder=tiny_cross_encoder, baseline=plain, verbose=False,
+    )  # fmt: skip
+    assert {plain, with_ce} <= set(results["name"]) and with_ce.endswith("+ BM25 >> 0.25 CrossEncoder")
+    assert "Loading weights" not in capsys.readouterr().err  # quiet with verbose=False
+    for argv, message in [
+        (["--fusion-cross-encoder", tiny_cross_encoder], "--fusion-cross-encoder has no effect without --fusion"),
+        (["--fusion", "--fusion-cross-encoder-weight", "0.5"], "has no effect without --fusion-cross-encoder"),
+        (["--fusion", "--fusion-cross-encoder", "x", "--fusion-cross-encoder-weight", "0"], "0 leaves the cross-enc"),
+        (["--fusion", "--fusion-cross-encoder", __file__], "is a file: give the model's folder"),
+    ]:
+        with pytest.raises(SystemExit):
+            main(["evaluate", "irds:cranfield", *argv])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0], err
