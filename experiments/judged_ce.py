@@ -78,7 +78,7 @@ def reranked(name: str, data: dict, args, qids=None) -> dict[float, pd.DataFrame
     wanted = set(top["docno"])
     texts = {d["docno"]: d["text"] for d in collection.corpus_iter() if d["docno"] in wanted}
     top = top.merge(ce_scores(top, frame, texts, model, cache, args.max_length), on=["qid", "docno"])
-    return {w: fuse(top, {"fusion": 1.0, "ce": w}) for w in WEIGHTS}
+    return {w: fuse(top, {"fusion": 1.0, "ce": w}) for w in getattr(args, "weights", WEIGHTS)}
 
 
 def judged_pairs(folder: Path) -> tuple[dict, pd.DataFrame]:
@@ -133,7 +133,7 @@ def summarise(args) -> None:
     qrels = judged.rename(columns={**wf.TREC, "label": "relevance"})
     met = sorted(set(judged.loc[judged["label"] > 0, "qid"]))
     data = pickle.loads(Path(args.cache).read_bytes())
-    args.wordnet, args.top = meta["wordnet"], meta["top"]
+    args.wordnet, args.top, args.model, args.weights = meta["wordnet"], meta["top"], meta["model"], meta["weights"]
     runs = reranked(DEV, data, args, set(met))
     scifact = reranked("dev:scifact-train", data, args)
     scifact_qrels = data["dev:scifact-train"][1]
@@ -186,7 +186,7 @@ def summarise(args) -> None:
 def options(parser) -> None:
     parser.add_argument("--judged", default=str(RESULTS / "judged-dev-2"), help="sample: the judged sample's folder")
     parser.add_argument("--cache", default="runs/wordnet-features.pkl", help="the signal study's --cache")
-    parser.add_argument("--model", default="runs/cross-encoder/ce-cover-s42/final", help="the seed-42 cross-encoder")
+    parser.add_argument("--model", default="runs/cross-encoder/ce-cover-s42/final", help="sample: the cross-encoder")
     parser.add_argument("--wordnet", type=float, default=0.5, help="sample: WordNet's weight (judged-dev-2's choice)")
     parser.add_argument("--top", type=int, default=30, help="sample: candidates the cross-encoder reads")
     parser.add_argument("--max-length", type=int, default=128)

@@ -134,17 +134,20 @@ def write_json(path: Path, value) -> None:
 def write_texts(texts: dict, replace: bool = True) -> None:
     """Write each ``{path: text}`` in one step: every text to a hidden file of its own beside its path first, then
     each renamed over its path, so a reader never finds half a file and a write that fails (a full disk) leaves
-    the old files or none, not an empty one, nor one file of a pair. ``replace=False``: a path that exists by then
-    (another run wrote it meanwhile) is left as it is and FileExistsError names it; none of ``texts`` is written
-    (each is linked into place, which fails on an existing path, where the file system has hard links)."""
+    the old files or none, not an empty one, nor one file of a pair. Files get the umask's permissions, and the
+    text as given (no line-end translation). ``replace=False``: a path that exists by then (another run wrote it
+    meanwhile) is left as it is and FileExistsError names it; none of ``texts`` is written (each is linked into
+    place, which fails on an existing path; where the file system has no hard links, checked just before)."""
     done, placed = {}, []
+    mode = 0o666 & ~_umask()
     try:
         for path, text in texts.items():
             path = Path(path)
             handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
             done[path] = Path(tmp)
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
+            with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
                 file.write(text)
+            os.chmod(tmp, mode)  # mkstemp's files are private
         for path, tmp in done.items():
             if replace:
                 os.replace(tmp, path)
@@ -159,14 +162,23 @@ def write_texts(texts: dict, replace: bool = True) -> None:
                     raise FileExistsError(f"{path}: written by another run meanwhile; pass overwrite=True "
                                           "(--overwrite) or choose another output") from None  # fmt: skip
                 os.replace(tmp, path)
-            placed.append(path)
+            placed.append((path, tmp))
     except BaseException:
-        for path in placed:  # a pair is written whole or not at all
-            path.unlink(missing_ok=True)
+        for path, tmp in placed:  # a pair is written whole or not at all: ours only, not another run's since
+            with contextlib.suppress(OSError):
+                if not tmp.exists() or os.path.samefile(path, tmp):
+                    path.unlink()
         raise
     finally:
         for tmp in done.values():
             tmp.unlink(missing_ok=True)
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it, then setting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def frame_text(frame, path: Path) -> str:
@@ -179,7 +191,7 @@ def frame_text(frame, path: Path) -> str:
     """
     suffix = Path(path).suffix
     if suffix == ".csv":
-        return frame.to_csv(index=False)
+        return frame.to_csv(index=False, lineterminator="\n")  # the same file on every system
     if suffix == ".jsonl":
         text = frame.to_json(orient="records", lines=True, force_ascii=False)
         return text if not text or text.endswith("\n") else text + "\n"
@@ -226,8 +238,10 @@ def build_lock(target: Path, wait: bool = False) -> Iterator[None]:
         handle = open(lock, "a")  # noqa: SIM115 (closed below)
         try:
             fcntl.flock(handle, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as e:
+        except BaseException as e:  # busy, or interrupted while waiting
             handle.close()
+            if not isinstance(e, BlockingIOError):
+                raise
             raise BuildBusyError(
                 f"another process is building {target} (it holds {lock}): wait for it to finish, or build elsewhere"
             ) from e

@@ -124,18 +124,16 @@ def system_error(error: OSError) -> str:
     """One line for an error of the file system: what failed, where, and what to do where that is known.
 
     >>> system_error(OSError(28, "No space left on device"))
-    'No space left on device (ENOSPC): free space, or use another --out-dir / --index-dir / COMPVERIFY_CACHE'
+    'No space left on device (ENOSPC): free space there, or write elsewhere (an output option, COMPVERIFY_CACHE)'
     >>> system_error(OSError(30, "Read-only file system", "/ro/idx"))
-    'Read-only file system (EROFS): /ro/idx: give a writable --out-dir / --index-dir / COMPVERIFY_CACHE'
+    'Read-only file system (EROFS): /ro/idx: write elsewhere (an output option, COMPVERIFY_CACHE)'
     """
     name = errno.errorcode.get(error.errno, "")
-    where = f": {error.filename}" if error.filename else ""
-    hint = {
-        errno.ENOSPC: "free space, or use another --out-dir / --index-dir / COMPVERIFY_CACHE",
-        errno.EROFS: "give a writable --out-dir / --index-dir / COMPVERIFY_CACHE",
-    }.get(error.errno)
-    text = f"{error.strerror or error}{f' ({name})' if name else ''}{where}"
-    return f"{text}: {hint}" if hint else text
+    where = "".join(f": {f}" if i == 0 else f" -> {f}" for i, f in enumerate((error.filename, error.filename2)) if f)
+    full = "free space there, or write elsewhere (an output option, COMPVERIFY_CACHE)"
+    hint = {errno.ENOSPC: full, errno.EDQUOT: full, errno.EROFS: "write elsewhere (an output option, COMPVERIFY_CACHE)"}
+    text = " ".join(f"{error.strerror or error}{f' ({name})' if name else ''}{where}".split())
+    return f"{text}: {hint[error.errno]}" if error.errno in hint else text
 
 
 if __name__ == "__main__":

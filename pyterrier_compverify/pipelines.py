@@ -114,7 +114,7 @@ def _reusable(store: TokenStore, flex=None) -> bool:
                 raise ValueError(f"{vecs} does not hold the {docs} documents of {store.path}")
             if not (Path(flex.index_path) / "docnos.npids").exists():
                 raise FileNotFoundError(f"{Path(flex.index_path) / 'docnos.npids'} is missing")
-    except (CorruptStoreError, OSError, ValueError, KeyError) as error:
+    except (CorruptStoreError, FileNotFoundError, ValueError, KeyError, TypeError) as error:  # not EMFILE, EIO, ...
         warnings.warn(f"damaged index, built again: {error}", stacklevel=3)
         return False
     return True

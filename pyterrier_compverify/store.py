@@ -119,7 +119,7 @@ class TokenStore(pt.Artifact):
             before = _folder_identity(path)
             try:
                 opened = self._open(path)
-            except (CorruptStoreError, OSError):
+            except (CorruptStoreError, OSError, ValueError):
                 if _folder_identity(path) != before:
                     continue  # a half-opened pair of versions: open the new one
                 raise
@@ -431,7 +431,10 @@ def _link_target(path: Path) -> Path:
     build replaces that folder and the link keeps naming it."""
     if not path.is_symlink():
         return path
-    real = path.resolve()
+    try:
+        real = path.resolve()
+    except (RuntimeError, OSError):  # a loop of links (RuntimeError before Python 3.13, ELOOP since)
+        raise FileNotFoundError(f"{path} is a link in a loop of links: remove it or point it at a folder") from None
     if not real.parent.is_dir():
         raise FileNotFoundError(f"{path} is a link to {real}, whose folder does not exist: make it or remove the link")
     return real

@@ -37,6 +37,33 @@ def test_a_pair_is_not_written_over_a_file_another_run_wrote_meanwhile(tmp_path,
     assert md.read_text() == "mine"
 
 
+def test_a_failed_pair_removes_only_its_own_files_and_files_get_the_umasks_permissions(tmp_path, monkeypatch):
+    from pyterrier_compverify.artifacts import frame_text, write_texts
+
+    a, b = tmp_path / "a.md", tmp_path / "b.json"
+    real = os.link
+
+    def another_run_replaces_a_then_writes_b(src, dst):
+        if Path(dst) == b:
+            a.with_name("theirs").write_text("theirs")
+            os.replace(a.with_name("theirs"), a)  # another run with --overwrite, between our two links
+            raise FileExistsError(errno.EEXIST, "File exists")
+        real(src, dst)
+
+    monkeypatch.setattr(os, "link", another_run_replaces_a_then_writes_b)
+    with pytest.raises(FileExistsError, match="b.json"):
+        write_texts({a: "mine", b: "mine"}, replace=False)
+    assert a.read_text() == "theirs"  # not deleted by our clean-up
+    monkeypatch.undo()
+    old = os.umask(0o022)
+    try:
+        write_texts({tmp_path / "c.csv": frame_text(pd.DataFrame({"x": ["a\nb"]}), tmp_path / "c.csv")})
+    finally:
+        os.umask(old)
+    assert (tmp_path / "c.csv").stat().st_mode & 0o777 == 0o644  # mkstemp's files are 0o600
+    assert b"\r" not in (tmp_path / "c.csv").read_bytes()  # \n on every system
+
+
 def test_write_table_keeps_the_tables_of_a_run_that_finished_first(tmp_path):
     stem = tmp_path / "evaluate-x"
     refuse_overwrite(stem, False, FileExistsError)  # both runs pass the check at their start
@@ -81,13 +108,17 @@ def test_querygen_writes_its_two_files_whole_or_not_at_all(tmp_path, monkeypatch
     )
     out = tmp_path / "q.jsonl"
 
+    asked = []
+
     def full_disk(texts, replace=True):
+        asked.append(replace)
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr("pyterrier_compverify.artifacts.write_texts", full_disk)
     with pytest.raises(OSError, match="No space left"):
         command.run_querygen(str(passages), str(out), seed=0)
     assert not out.exists() and not (tmp_path / "q.valid.jsonl").exists()  # a rerun is not refused
+    assert asked == [False]  # never over files another run wrote meanwhile (no overwrite given)
     monkeypatch.undo()
     command.run_querygen(str(passages), str(out), seed=0)
     assert out.exists() and (tmp_path / "q.valid.jsonl").exists()
@@ -106,8 +137,8 @@ def test_an_error_of_the_file_system_is_one_line(monkeypatch, capsys):
     assert stop.value.code == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
-        "compverify demo: error: No space left on device (ENOSPC): free space, or use another --out-dir / "
-        "--index-dir / COMPVERIFY_CACHE"
+        "compverify demo: error: No space left on device (ENOSPC): free space there, or write elsewhere (an output "
+        "option, COMPVERIFY_CACHE)"
     ]
     monkeypatch.setattr(demo, "run_demo", lambda **kwargs: (_ for _ in ()).throw(OSError(errno.EIO, "I/O", "/x")))
     with pytest.raises(SystemExit):
@@ -127,7 +158,10 @@ def test_evaluate_prints_its_tables_when_they_cannot_be_written(tiny_encoder, tm
         def query_types(self):
             return None
 
+    asked = []
+
     def full_disk(*args, **kwargs):
+        asked.append(kwargs.get("overwrite"))
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(evaluate, "open_collection", lambda dataset_id: TinyCollection(tmp_path / "docs"))
@@ -139,6 +173,7 @@ def test_evaluate_prints_its_tables_when_they_cannot_be_written(tiny_encoder, tm
         )  # fmt: skip
     printed = capsys.readouterr().out
     assert "nDCG@10" in printed and ">> MaxSim" in printed
+    assert asked == [False]  # the user's overwrite (none) reaches the write
 
 
 def test_a_state_cache_build_removes_killed_saves_and_opens_one_finished_meanwhile(tmp_path, tiny_encoder, monkeypatch):
@@ -228,6 +263,10 @@ def test_overwriting_a_store_through_a_link_rebuilds_the_folder_it_names(tmp_pat
     dangling.symlink_to(tmp_path / "nowhere" / "s.tokens")
     with pytest.raises(FileNotFoundError, match="gone.tokens is a link to .*nowhere/s.tokens, whose folder does not"):
         cv.TokenStore(dangling).indexer(tiny_encoder, verbose=False).index(DOCS)
+    loop = tmp_path / "work" / "loop.tokens"
+    loop.symlink_to(loop)
+    with pytest.raises(FileNotFoundError, match="loop.tokens is a link in a loop of links"):
+        cv.TokenStore(loop).indexer(tiny_encoder, verbose=False).index(DOCS)
 
 
 def test_two_first_imports_placing_the_same_data_link_do_not_crash(tmp_path, monkeypatch):
@@ -267,3 +306,10 @@ def test_a_damaged_cached_index_is_built_again_and_an_intact_one_reused(tmp_path
         build_indices(collection, tiny_encoder, tmp_path / "idx", verbose=False)
     monkeypatch.setattr(store_module.TokenStore, "indexer", lambda *a, **k: pytest.fail("an intact index was rebuilt"))
     assert len(build_indices(collection, tiny_encoder, tmp_path / "idx", verbose=False).store) == len(indices.store)
+
+    def too_many_open_files(self):
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    monkeypatch.setattr(store_module.TokenStore, "__len__", too_many_open_files)
+    with pytest.raises(OSError, match="Too many open files"):  # the machine's error, not damage: nothing rebuilt
+        build_indices(collection, tiny_encoder, tmp_path / "idx", verbose=False)

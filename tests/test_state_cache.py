@@ -210,3 +210,5 @@ def test_the_cache_encodes_as_many_texts_at_once_as_the_encoder_does(tmp_path, t
     sizes.clear()
     StateCache.build(encoder, texts, tmp_path / "b", batch_size=5, verbose=False)
     assert sizes == [5, 2]
+    with pytest.raises(ValueError, match="batch_size must be at least 1"):
+        StateCache.build(encoder, texts, tmp_path / "c", batch_size=0, verbose=False)

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from ..artifacts import build_lock, building_name, remove_leftovers
-from ..encoder import TokenEncoder, check_texts
+from ..encoder import TokenEncoder, check_batch_size, check_texts
 from ..scoring import normalise_states
 
 
@@ -68,7 +68,7 @@ class StateCache:
         states_of = _cached_elsewhere(hashes, Path(folder).glob(f"{kind}-*"))
         todo = np.array([i for i in range(len(texts)) if i not in states_of], dtype=np.int64)
         order = todo[np.argsort(-encoder.token_lengths([texts[i] for i in todo]), kind="stable")] if len(todo) else todo
-        batch_size = batch_size or encoder.batch_size
+        batch_size = check_batch_size(batch_size, encoder.batch_size)
         starts = range(0, len(order), batch_size)
         desc = f"caching states (top_layers={top_layers}; {len(states_of)} of {len(texts)} reused)"
         for start in pt.tqdm(starts, desc=desc, disable=not verbose):
@@ -92,7 +92,11 @@ class StateCache:
                 np.save(tmp / HASHES_FILE, hashes)
                 meta = {"encoder": encoder.spec.to_dict(), "top_layers": top_layers, "texts": len(texts), "bf16": bf16}
                 (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
-                os.replace(tmp, path)
+                try:
+                    os.replace(tmp, path)
+                except OSError:  # "Directory not empty": saved meanwhile where builds are not locked (not POSIX)
+                    if not (path / "meta.json").exists():
+                        raise
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
         return cls(packed, offsets)
