@@ -9,22 +9,35 @@ pair, so it is meant for the top few candidates (``fusion_pipeline(..., cross_en
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 import pyterrier as pt
-import pyterrier_alpha as pta
 
-from .encoder import check_batch_size, check_texts, resolve_model_path
-from .rerank import scored
+from ._device import resolve_device
+from .encoder import (
+    MaxLengthError,
+    check_batch_size,
+    check_texts,
+    hub_could_not_give,
+    not_on_the_hub,
+    resolve_model_path,
+    weight_loading_bar,
+)
+from .rerank import check_text_rows, empty_scored, scored
+from .spec import DEFAULT_MAX_LENGTH
 
 
 class CrossEncoderScorer(pt.Transformer):
     """Scores each row of a result frame by a cross-encoder's logit for (``query``, ``text_field``).
 
     Input: ``qid, query, docno`` and the text; output: the same rows and columns with ``score`` and ``rank``
-    replaced, put last. ``max_length``: tokens of query and passage together (the passage is cut first);
-    ``batch_size``: pairs per forward pass; ``device``: where the model runs (default: sentence-transformers'
-    choice).
+    replaced, put last. ``model``: a hub name or a folder of a ``*ForSequenceClassification`` model with one
+    output (a bi-encoder or a bare transformer, which would get a random head, is refused); ``max_length``: tokens
+    of query and passage together (the passage is cut first), at most the model's positions (None: 128, or its
+    positions where fewer); ``batch_size``: pairs
+    per forward pass; ``device``: where the model runs (None: CUDA, else MPS, else CPU).
 
         pipeline = bm25 % 30 >> pt.text.get_text(dataset, "text") >> cv.CrossEncoderScorer("path/to/cross-encoder")
     """
@@ -33,7 +46,7 @@ class CrossEncoderScorer(pt.Transformer):
         self,
         model: str,
         *,
-        max_length: int = 128,
+        max_length: int | None = None,
         batch_size: int | None = None,
         text_field: str = "text",
         device: str | None = None,
@@ -42,47 +55,66 @@ class CrossEncoderScorer(pt.Transformer):
         import torch
         from sentence_transformers import CrossEncoder
 
+        self.model = str(model)
         self.batch_size = check_batch_size(batch_size, 64)
-        if not isinstance(max_length, int) or max_length < 2:
+        wrong = isinstance(max_length, bool) or not isinstance(max_length, (int, np.integer)) or max_length < 2
+        if max_length is not None and wrong:
             raise ValueError(f"max_length must be a whole number of tokens >= 2, not {max_length!r}")
-        self.name = str(model)
-        self.max_length = max_length
         self.text_field = text_field
+        self.device = resolve_device(device)
         self.verbose = verbose
-        from transformers.utils import logging as hf_logging
-
-        shown = hf_logging.is_progress_bar_enabled()
-        if not verbose:
-            hf_logging.disable_progress_bar()  # transformers' "Loading weights" bar
-        try:
-            self.model = CrossEncoder(
-                resolve_model_path(self.name), max_length=max_length, activation_fn=torch.nn.Identity(), device=device
-            )
-        finally:
-            if shown:
-                hf_logging.enable_progress_bar()
-        if self.model.num_labels != 1:
-            raise ValueError(
-                f"{self.name} gives {self.model.num_labels} scores per pair, not one: give a cross-encoder "
-                "trained to score relevance (num_labels=1)"
+        resolved = resolve_model_path(self.model)
+        self.max_length = relevance_model_length(self.model, resolved, max_length)
+        with weight_loading_bar(verbose):
+            self.cross_encoder = CrossEncoder(
+                resolved, max_length=self.max_length, activation_fn=torch.nn.Identity(), device=str(self.device)
             )
 
     def __repr__(self) -> str:
-        return f"CrossEncoderScorer({self.name!r}, max_length={self.max_length})"
+        return f"CrossEncoderScorer({self.model!r}, max_length={self.max_length})"
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
-        pta.validate.result_frame(inp, extra_columns=["query"])
+        check_text_rows(inp, self.text_field, "CrossEncoderScorer")
         if len(inp) == 0:
-            out = inp.drop(columns=["score", "rank"], errors="ignore")
-            return out.assign(score=pd.Series(dtype="float64"), rank=pd.Series(dtype="int64"))
-        if self.text_field not in inp.columns:
-            raise ValueError(
-                f"CrossEncoderScorer reads the passages' text: add pt.text.get_text(dataset, {self.text_field!r}) "
-                "before it (or give text_field=, the column that holds it)"
-            )
+            return empty_scored(inp)
         queries = check_texts(inp["query"], "query column")
         texts = check_texts(inp[self.text_field], f"{self.text_field!r} column")
-        scores = self.model.predict(
+        scores = self.cross_encoder.predict(
             list(zip(queries, texts)), batch_size=self.batch_size, show_progress_bar=self.verbose
         )
         return scored(inp, np.asarray(scores, dtype=np.float64))
+
+
+def relevance_model_length(name: str, resolved: str, max_length: int | None) -> int:
+    """``max_length`` (None: 128, or the model's positions where fewer), checked before the model's weights load:
+    a model that is not a one-output ``*ForSequenceClassification`` model, or a ``max_length`` beyond its
+    positions, is refused; a name neither on disk nor on the hub is one line."""
+    from transformers import AutoConfig
+
+    try:
+        config = AutoConfig.from_pretrained(resolved)
+    except OSError as error:
+        if os.path.exists(resolved) or not hub_could_not_give(error):
+            raise
+        raise not_on_the_hub("the cross-encoder", name, error) from error
+    heads = [a for a in (config.architectures or []) if a.endswith("ForSequenceClassification")]
+    if not heads:
+        raise ValueError(
+            f"{name} is not a cross-encoder (architectures {config.architectures}): give a model trained to score "
+            "(query, passage) pairs, a *ForSequenceClassification model"
+        )
+    if config.num_labels != 1:
+        raise ValueError(
+            f"{name} gives {config.num_labels} scores per pair, not one: give a cross-encoder trained to score "
+            "relevance (num_labels=1)"
+        )
+    positions = getattr(config, "max_position_embeddings", None)
+    if positions and config.model_type in ("roberta", "xlm-roberta", "camembert"):  # numbered from padding_idx + 1
+        positions -= (config.pad_token_id or 1) + 1
+    if max_length is None:
+        return min(DEFAULT_MAX_LENGTH, positions or DEFAULT_MAX_LENGTH)
+    if positions and max_length > positions:
+        raise MaxLengthError(
+            f"max_length={max_length} exceeds the {positions} positions of {name!r}: use max_length <= {positions}"
+        )
+    return int(max_length)

@@ -99,14 +99,14 @@ def run_evaluation(
     )
     from .reporting import MEASURES, evaluation_markdown, with_correction, write_table
 
+    if fusion_cross_encoder:  # loaded (or refused in one line) before the corpus is encoded
+        from .cross_encoder import CrossEncoderScorer
+
+        cross_encoder = CrossEncoderScorer(os.fspath(fusion_cross_encoder), device=device, verbose=verbose)
     encoder = TokenEncoder(
         model or DEFAULT_MODEL, max_length=max_length, batch_size=batch_size, device=device, verbose=False
     )
     check_heads(rerankers, fusion, encoder)  # before the corpus is encoded
-    if fusion_cross_encoder:
-        from .cross_encoder import CrossEncoderScorer
-
-        cross_encoder = CrossEncoderScorer(fusion_cross_encoder, device=device, verbose=verbose)  # loads it, or fails
     indices = build_indices(collection, encoder, index_dir or DEFAULT_INDEX_DIR, verbose=verbose)
 
     def store_for(own):  # a verifier's own (e.g. fine-tuned) encoder reads a store of its own
@@ -225,6 +225,7 @@ def check_fusion(
             raise ValueError("fusion_cross_encoder_weight 0 leaves the cross-encoder out: give a weight > 0")
         if not cross_encoder:
             raise ValueError("fusion_cross_encoder_weight has no effect without fusion_cross_encoder")
+    cross_encoder = os.fspath(cross_encoder) if isinstance(cross_encoder, os.PathLike) else cross_encoder
     if cross_encoder is not None and not (isinstance(cross_encoder, str) and cross_encoder.strip()):
         raise ValueError(f"fusion_cross_encoder must be a cross-encoder's name or folder, not {cross_encoder!r}")
     if cross_encoder and Path(cross_encoder).expanduser().is_file():

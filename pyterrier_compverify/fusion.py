@@ -51,6 +51,16 @@ def normalise(scores: pd.Series, qids: pd.Series, how: str = "zscore") -> pd.Ser
     return pd.Series(np.where(spread > 0, out, 0.0), index=scores.index)
 
 
+def input_scores(frame: pd.DataFrame, option: str) -> np.ndarray:
+    """The ``score`` column of a frame that ``option`` reads, as floats; none, or a NaN, is a one-line error."""
+    if "score" not in frame.columns:
+        raise ValueError(f"{option} reads the input's score: the frame has no score column")
+    scores = frame["score"].to_numpy(dtype=float)
+    if np.isnan(scores).any():
+        raise ValueError(f"{option} reads the input's score: {int(np.isnan(scores).sum())} row(s) have none (NaN)")
+    return scores
+
+
 def fill_unretrieved(frame: pd.DataFrame, name: str) -> pd.Series:
     """A retriever's score column ``name`` of a candidate pool with the candidates it did not return (NaN) given
     the query's lowest score it gave in the pool, or 0 when it returned none of that query's candidates.
@@ -117,7 +127,8 @@ class ScoreFusion(pt.Transformer):
         self.top = top
 
     def __repr__(self) -> str:
-        return f"ScoreFusion({list(self.scorers)}, weights={self.weights}, norm={self.norm!r})"
+        extra = "".join(f", {k}={v!r}" for k, v in (("input_score", self.input_score), ("top", self.top)) if v)
+        return f"ScoreFusion({list(self.scorers)}, weights={self.weights}, norm={self.norm!r}{extra})"
 
     def features(self, inp: pd.DataFrame) -> pd.DataFrame:
         """The candidates (one row per qid, docno; other input columns kept from their first row) with one raw
@@ -126,16 +137,16 @@ class ScoreFusion(pt.Transformer):
         drop = [c for c in ("score", "rank") if c in inp.columns]
         first = inp.drop_duplicates(["qid", "docno"]).reset_index(drop=True)
         frame = first.drop(columns=drop)
-        taken = sorted((set(self.scorers) | {self.input_score}) & set(frame.columns))
+        if self.input_score is not None and self.input_score in frame.columns:
+            raise ValueError(f"input_score={self.input_score!r} is also a column of the input: name it otherwise")
+        taken = sorted(set(self.scorers) & set(frame.columns))
         if taken:
             raise ValueError(
                 f"scorer name(s) {taken} are also columns of the input: name the scorers otherwise (each adds a "
                 "column of its raw scores)"
             )
         if self.input_score is not None:
-            if "score" not in first.columns:
-                raise ValueError(f"input_score={self.input_score!r} names the input's score: the frame has none")
-            frame[self.input_score] = first["score"].to_numpy()
+            frame[self.input_score] = input_scores(first, f"input_score={self.input_score!r}")
         queries = frame[["qid", "query"]].drop_duplicates("qid")
         for name, scorer in self.scorers.items():
             try:
@@ -162,15 +173,14 @@ class ScoreFusion(pt.Transformer):
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
         pt.validate.result_frame(inp, extra_columns=["query"])  # before the empty frame: pt.inspect probes with one
         if len(inp) == 0:
-            return inp.assign(score=pd.Series(dtype=float), rank=pd.Series(dtype=int))
+            out = inp.drop(columns=["score", "rank"], errors="ignore")
+            return out.assign(score=pd.Series(dtype=float), rank=pd.Series(dtype=int))
         if self.top is None:
             return self._fused(inp)
-        if "score" not in inp.columns:
-            raise ValueError(f"top={self.top} takes each query's top rows by the input's score: the frame has none")
         from .rerank import ranks
 
         inp = inp.drop_duplicates(["qid", "docno"]).reset_index(drop=True)
-        rank = ranks(inp["qid"], inp["score"].to_numpy(dtype=float))
+        rank = ranks(inp["qid"], input_scores(inp, f"top={self.top}")) - pt.model.FIRST_RANK  # 0 is the best
         head = self._fused(inp[rank < self.top])
         tail = inp[rank >= self.top].drop(columns=["rank"], errors="ignore")
         lowest = head.groupby("qid")["score"].min()  # the tail below the fused rows, in its own order

@@ -220,14 +220,18 @@ def cross_encoder_stage(
     verbose: bool = False,
 ) -> pt.Transformer:
     """A ranking's top ``top`` per query read again by ``cross_encoder`` (a transformer that scores rows, or a
-    cross-encoder's name or folder for :class:`~.cross_encoder.CrossEncoderScorer`): its score and the ranking's,
-    z-normalised over those rows, summed with ``weight`` for the cross-encoder; the other rows follow in their order.
-    ``texts``: the passages' text, as for :func:`fusion_pipeline`."""
+    cross-encoder's name or folder for :class:`~.cross_encoder.CrossEncoderScorer`; give an instance for its
+    ``device``, ``batch_size`` or ``max_length``): its score and the ranking's, each z-normalised over those rows,
+    summed with ``weight`` (> 0) for the cross-encoder; the other rows follow in their order. ``texts``: the
+    passages' text, as for :func:`fusion_pipeline`."""
     from .cross_encoder import CrossEncoderScorer
     from .fusion import ScoreFusion
     from .wordnet_coverage import check_weight
 
-    weight = check_weight(weight, name="the cross-encoder's weight")
+    if not check_weight(weight, name="the cross-encoder's weight"):
+        raise ValueError("a cross-encoder weight of 0 leaves it out: give a weight > 0, or no cross_encoder")
+    if texts is None:
+        raise ValueError("cross_encoder_stage needs texts=, the dataset whose passages it reads (a Collection)")
     if isinstance(cross_encoder, (str, os.PathLike)):
         cross_encoder = CrossEncoderScorer(str(cross_encoder), verbose=verbose)
     loader = texts if isinstance(texts, pt.Transformer) else pt.text.get_text(texts, "text")

@@ -352,6 +352,28 @@ class TokenReranker(pt.Transformer):
         return from_text, None
 
 
+def check_text_rows(inp: pd.DataFrame, text_field: str, who: str) -> None:
+    """PyTerrier's validation of a result frame with ``query`` and the passage text ``text_field`` for a scorer
+    that reads both (``who``); a missing text column names the stage that adds it. Before an empty frame returns,
+    so that ``pt.inspect`` learns that the text is needed."""
+    try:
+        pta.validate.result_frame(inp, extra_columns=["query", text_field])
+    except pt.validate.InputValidationError as error:
+        if text_field in inp.columns or "query" not in inp.columns:
+            raise
+        raise type(error)(
+            f"{who} reads the passages' text: add pt.text.get_text(dataset, {text_field!r}) before it (or give "
+            "text_field=, the column that holds it);",
+            error.modes,
+        ) from None
+
+
+def empty_scored(inp: pd.DataFrame) -> pd.DataFrame:
+    """A reranker's output for an empty frame: its columns, ``score`` and ``rank`` last."""
+    out = inp.drop(columns=["score", "rank"], errors="ignore")
+    return out.assign(score=pd.Series(dtype="float64"), rank=pd.Series(dtype="int64"))
+
+
 def scored(inp: pd.DataFrame, scores: np.ndarray) -> pd.DataFrame:
     """A reranker's output: a copy of ``inp`` with ``score`` and ``rank`` (:func:`ranks`) replaced and put last,
     the other columns kept in their order (any labels), sorted by query and rank where ``pt.model.STRICT_SORT``

@@ -19,10 +19,9 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 import pyterrier as pt
-import pyterrier_alpha as pta
 
 from .negatives.wordnet import load_wordnet
-from .rerank import scored
+from .rerank import check_text_rows, empty_scored, scored
 
 WORD = re.compile(r"[a-z]+")
 STOPWORDS = frozenset(
@@ -109,15 +108,9 @@ class WordNetCoverage(pt.Transformer):
         return f"WordNetCoverage(text_field={self.text_field!r})"
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
-        pta.validate.result_frame(inp, extra_columns=["query"])
+        check_text_rows(inp, self.text_field, "WordNetCoverage")
         if len(inp) == 0:
-            out = inp.drop(columns=["score", "rank"], errors="ignore")
-            return out.assign(score=pd.Series(dtype="float64"), rank=pd.Series(dtype="int64"))
-        if self.text_field not in inp.columns:
-            raise ValueError(
-                f"WordNetCoverage reads the passages' text: add pt.text.get_text(dataset, {self.text_field!r}) "
-                "before it (or give text_field=, the column that holds it)"
-            )
+            return empty_scored(inp)
         bad = ~inp["query"].map(lambda q: isinstance(q, str))
         if bad.any():
             raise ValueError(f"WordNetCoverage reads each row's query as text: {int(bad.sum())} row(s) have none")

@@ -66,6 +66,53 @@ def tiny_encoder(tiny_model_dir):
 
 
 @pytest.fixture(scope="session")
+def tiny_cross_encoder(tiny_model_dir) -> str:
+    """A tiny random BERT with a one-logit classification head, saved as a Hugging Face folder."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    torch.manual_seed(0)
+    hf = Path(tiny_model_dir).parent / "hf"
+    folder = Path(tiny_model_dir).parent / "cross-encoder"
+    config = BertConfig.from_pretrained(hf, num_labels=1, initializer_range=0.5)  # scores that differ by pair
+    BertForSequenceClassification(config).save_pretrained(folder)
+    AutoTokenizer.from_pretrained(hf).save_pretrained(folder)
+    return str(folder)
+
+
+@pytest.fixture
+def tiny_fusion(tiny_encoder, tmp_path):
+    """(the demo collection, its indices over the tiny encoder, a WeightedMaxSim with a fresh F1w head): what
+    ``pipelines.fusion_pipeline`` needs."""
+    import pyterrier_compverify as cv
+    from pyterrier_compverify.demo import DemoCollection
+    from pyterrier_compverify.pipelines import build_indices
+    from pyterrier_compverify.scoring import build_head
+
+    collection = DemoCollection(tmp_path / "docs")
+    indices = build_indices(collection, tiny_encoder, tmp_path / "indices", verbose=False)
+    cv.Verifier.save(tmp_path / "f1w", tiny_encoder, build_head("F1w", dim=tiny_encoder.dim), "F1w")
+    return collection, indices, cv.WeightedMaxSim(tmp_path / "f1w", encoder=tiny_encoder, store=indices.store)
+
+
+@pytest.fixture
+def tiny_collection(tmp_path, monkeypatch):
+    """``compverify evaluate``'s collection replaced by the embedded demo collection, with no measures beyond the
+    standard ones and no query types; returns its class (a test may patch in a subclass, e.g. of another language)."""
+    from pyterrier_compverify import evaluate
+    from pyterrier_compverify.demo import DemoCollection
+
+    class TinyCollection(DemoCollection):
+        extra_measures = []
+
+        def query_types(self):
+            return None
+
+    monkeypatch.setattr(evaluate, "open_collection", lambda dataset_id: TinyCollection(tmp_path / "docs"))
+    return TinyCollection
+
+
+@pytest.fixture(scope="session")
 def data_dir() -> Path:
     path = _data_dir()
     if path is None:

@@ -111,18 +111,12 @@ def test_train_encoder_options_reach_the_config_and_the_rows(tmp_path, monkeypat
     assert not {"balanced", "share", "positives"} & set(seen["rows"])
 
 
-def test_evaluate_writes_under_compverify_results_by_default(tiny_encoder, tmp_path, monkeypatch, capsys):
-    from pyterrier_compverify import Verifier, evaluate, pipelines
-    from pyterrier_compverify.demo import DemoCollection
+def test_evaluate_writes_under_compverify_results_by_default(
+    tiny_encoder, tmp_path, monkeypatch, capsys, tiny_collection
+):
+    from pyterrier_compverify import Verifier, pipelines
     from pyterrier_compverify.scoring import build_head
 
-    class TinyCollection(DemoCollection):
-        extra_measures = []
-
-        def query_types(self):
-            return None
-
-    monkeypatch.setattr(evaluate, "open_collection", lambda dataset_id: TinyCollection(tmp_path / "docs"))
     monkeypatch.chdir(tmp_path)
     Verifier.save(tmp_path / "f3", tiny_encoder, build_head("F3", dim=tiny_encoder.dim), "F3")
     argv = ["evaluate", "tiny", "--model", tiny_encoder.model_name, "--max-length", "16", "--device", "cpu"]

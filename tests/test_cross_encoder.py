@@ -27,20 +27,6 @@ ROWS = pd.DataFrame(
 )
 
 
-@pytest.fixture(scope="module")
-def tiny_cross_encoder(tiny_model_dir) -> str:
-    """A tiny random BERT with a one-logit classification head, saved as a Hugging Face folder."""
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
-
-    torch.manual_seed(0)
-    hf = Path(tiny_model_dir).parent / "hf"
-    folder = Path(tiny_model_dir).parent / "cross-encoder"
-    config = BertConfig.from_pretrained(hf, num_labels=1, initializer_range=0.5)  # scores that differ by pair
-    BertForSequenceClassification(config).save_pretrained(folder)
-    AutoTokenizer.from_pretrained(hf).save_pretrained(folder)
-    return str(folder)
-
-
 def logits(folder: str, queries: list[str], texts: list[str], max_length: int = 128) -> np.ndarray:
     """The model's logits, computed here with transformers alone."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -73,7 +59,7 @@ def test_empty_frames_bad_input_and_a_model_of_several_labels(tiny_cross_encoder
     scorer = cv.CrossEncoderScorer(tiny_cross_encoder, device="cpu")
     empty = scorer(ROWS.iloc[:0])
     assert len(empty) == 0 and list(empty.columns)[-2:] == ["score", "rank"]
-    with pytest.raises(ValueError, match=r"add pt\.text\.get_text\(dataset, 'text'\) before it"):
+    with pytest.raises(pt.validate.InputValidationError, match=r"add pt\.text\.get_text\(dataset, 'text'\) before it"):
         scorer(ROWS.drop(columns="text"))
     with pytest.raises(ValueError, match="'text' column value"):
         scorer(ROWS.assign(text=[None, "a", "b", "c"]))
@@ -120,20 +106,15 @@ def test_score_fusion_over_the_inputs_score_and_only_its_top_rows():
         ScoreFusion({"ce": scorer}, {"first": 1.0})
     with pytest.raises(ValueError, match="top must be a whole number >= 1"):
         ScoreFusion({"ce": scorer}, {"ce": 1.0}, top=0)
-    with pytest.raises(ValueError, match="names the input's score: the frame has none"):
+    with pytest.raises(ValueError, match="input_score='first' reads the input's score: the frame has no score column"):
         ScoreFusion({"ce": scorer}, {"first": 1.0}, input_score="first")(frame.drop(columns="score"))
 
 
-def test_the_fusion_pipeline_with_a_cross_encoder_over_its_top(tiny_encoder, tiny_cross_encoder, tmp_path):
+def test_the_fusion_pipeline_with_a_cross_encoder_over_its_top(tiny_encoder, tiny_cross_encoder, tmp_path, tiny_fusion):
     from pyterrier_compverify.datasets import CorpusText
-    from pyterrier_compverify.demo import DemoCollection
-    from pyterrier_compverify.pipelines import build_indices, fusion_pipeline
-    from pyterrier_compverify.scoring import build_head
+    from pyterrier_compverify.pipelines import fusion_pipeline
 
-    collection = DemoCollection(tmp_path / "docs")
-    indices = build_indices(collection, tiny_encoder, tmp_path / "indices", verbose=False)
-    cv.Verifier.save(tmp_path / "f1w", tiny_encoder, build_head("F1w", dim=tiny_encoder.dim), "F1w")
-    weighted = cv.WeightedMaxSim(tmp_path / "f1w", encoder=tiny_encoder, store=indices.store)
+    collection, indices, weighted = tiny_fusion
     topics = collection.topics()
     plain = fusion_pipeline(indices, tiny_encoder, depth=6, weighted=weighted)(topics)
     with pytest.raises(ValueError, match="texts="):
@@ -155,20 +136,12 @@ def test_the_fusion_pipeline_with_a_cross_encoder_over_its_top(tiny_encoder, tin
 
 
 def test_evaluate_adds_the_cross_encoder_system_and_refuses_it_without_fusion(
-    tiny_encoder, tiny_cross_encoder, tmp_path, monkeypatch, capsys
+    tiny_encoder, tiny_cross_encoder, tmp_path, monkeypatch, capsys, tiny_collection
 ):
     from pyterrier_compverify import evaluate
     from pyterrier_compverify.cli import main
-    from pyterrier_compverify.demo import DemoCollection
     from pyterrier_compverify.scoring import build_head
 
-    class TinyCollection(DemoCollection):
-        extra_measures = []
-
-        def query_types(self):
-            return None
-
-    monkeypatch.setattr(evaluate, "open_collection", lambda dataset_id: TinyCollection(tmp_path / "docs"))
     cv.Verifier.save(tmp_path / "f1w", tiny_encoder, build_head("F1w", dim=tiny_encoder.dim), "F1w")
     plain, with_ce = evaluate.fusion_label(4), evaluate.fusion_label(4, 0.0, 0.25)
     results = evaluate.run_evaluation(
@@ -188,3 +161,69 @@ def test_evaluate_adds_the_cross_encoder_system_and_refuses_it_without_fusion(
             main(["evaluate", "irds:cranfield", *argv])
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and message in err[0], err
+
+
+def test_a_model_that_is_not_a_cross_encoder_or_too_short_is_refused_before_it_loads(
+    tiny_model_dir, tiny_cross_encoder
+):
+    from pyterrier_compverify.encoder import MaxLengthError
+
+    with pytest.raises(ValueError, match="is not a cross-encoder .*BertModel.*ForSequenceClassification"):
+        cv.CrossEncoderScorer(tiny_model_dir)  # a bi-encoder: CrossEncoder would give it a random head
+    with pytest.raises(MaxLengthError, match="max_length=65 exceeds the 64 positions"):
+        cv.CrossEncoderScorer(tiny_cross_encoder, max_length=65)
+    with pytest.raises(ValueError, match="device 'gpu' is not a torch device"):
+        cv.CrossEncoderScorer(tiny_cross_encoder, device="gpu")
+    with pytest.raises(FileNotFoundError, match="cannot load the cross-encoder 'no-org/no-model'"):
+        cv.CrossEncoderScorer("no-org/no-model")  # offline: one line
+
+
+def test_the_pyterrier_contract_and_the_users_progress_bar_setting(tiny_cross_encoder, monkeypatch):
+    from test_contract import run_transformer_test_case
+    from transformers.utils import logging as hf_logging
+
+    scorer = cv.CrossEncoderScorer(tiny_cross_encoder, device="cpu", batch_size=2)
+    run_transformer_test_case(scorer, monkeypatch)
+    with pytest.raises(Exception, match="text"):  # pt.inspect learns that it needs the text
+        pt.inspect.transformer_outputs(scorer, ["qid", "query", "docno", "score", "rank"])
+    assert pt.inspect.transformer_attributes(scorer)  # its constructor's arguments, as attributes
+    for shown in (False, True):
+        (hf_logging.enable_progress_bar if shown else hf_logging.disable_progress_bar)()
+        cv.CrossEncoderScorer(tiny_cross_encoder, device="cpu", verbose=False)
+        assert hf_logging.is_progress_bar_enabled() == shown  # left as the user set it
+    hf_logging.enable_progress_bar()
+
+
+def test_score_fusion_top_with_first_rank_1_several_queries_duplicates_and_nan(monkeypatch):
+    monkeypatch.setattr(pt.model, "FIRST_RANK", 1)
+    frame = pd.DataFrame(
+        {
+            "qid": ["q"] * 4 + ["r"] * 2 + ["q"],
+            "query": "x",
+            "docno": ["a", "b", "c", "d", "a", "b", "a"],  # q/a twice: the first row counts
+            "score": [4.0, 3, 2, 1, 2, 1, -9],
+        }
+    )
+    scorer = Constant({"a": 0.0, "b": 1.0, "c": 2.0, "d": 9.0})
+    out = ScoreFusion({"ce": scorer}, {"first": 1.0, "ce": 1.0}, input_score="first", top=2)(frame)
+    assert scorer.seen == [4]  # q's a, b and r's a, b: the top 2 of each query
+    assert out.groupby("qid")["rank"].apply(list).to_dict() == {"q": [1, 2, 3, 4], "r": [1, 2]}
+    assert out[out["qid"] == "q"]["docno"].tolist()[2:] == ["c", "d"]  # below, in their order
+    with pytest.raises(ValueError, match=r"top=2 reads the input's score: 1 row\(s\) have none \(NaN\)"):
+        ScoreFusion({"ce": scorer}, {"first": 1.0, "ce": 1.0}, input_score="first", top=2)(
+            frame.assign(score=[4.0, None, 2, 1, 2, 1, 0])
+        )
+    empty = ScoreFusion({"ce": scorer}, {"ce": 1.0})(
+        frame.iloc[:0].assign(rank=0)[["qid", "score", "rank", "query", "docno"]]
+    )
+    assert list(empty.columns)[-2:] == ["score", "rank"]
+    assert "input_score='first', top=2" in repr(ScoreFusion({"ce": scorer}, {"first": 1}, input_score="first", top=2))
+
+
+def test_the_cross_encoder_stage_refuses_weight_0_and_no_texts(tiny_cross_encoder):
+    from pyterrier_compverify.pipelines import cross_encoder_stage
+
+    with pytest.raises(ValueError, match="weight of 0 leaves it out"):
+        cross_encoder_stage(tiny_cross_encoder, object(), weight=0)
+    with pytest.raises(ValueError, match="needs texts="):
+        cross_encoder_stage(tiny_cross_encoder, None)

@@ -148,15 +148,10 @@ def test_an_error_of_the_file_system_is_one_line(monkeypatch, capsys):
         main(["demo", "--debug"])
 
 
-def test_evaluate_prints_its_tables_when_they_cannot_be_written(tiny_encoder, tmp_path, monkeypatch, capsys):
+def test_evaluate_prints_its_tables_when_they_cannot_be_written(
+    tiny_encoder, tmp_path, monkeypatch, capsys, tiny_collection
+):
     from pyterrier_compverify import evaluate, reporting
-    from pyterrier_compverify.demo import DemoCollection
-
-    class TinyCollection(DemoCollection):
-        extra_measures = []
-
-        def query_types(self):
-            return None
 
     asked = []
 
@@ -164,7 +159,6 @@ def test_evaluate_prints_its_tables_when_they_cannot_be_written(tiny_encoder, tm
         asked.append(kwargs.get("overwrite"))
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(evaluate, "open_collection", lambda dataset_id: TinyCollection(tmp_path / "docs"))
     monkeypatch.setattr(reporting, "write_table", full_disk)
     with pytest.raises(OSError, match="No space left"):
         evaluate.run_evaluation(

@@ -117,15 +117,10 @@ def test_fusing_two_maxsim_rerankers_in_a_pipeline(tiny_encoder, tmp_path):
     assert len((first >> both)(CANDIDATES[["qid", "query"]].drop_duplicates())) == len(CANDIDATES)
 
 
-def test_fusion_pipeline_reranks_the_union_of_both_top_k_by_the_documented_weights(tiny_encoder, tmp_path):
-    from pyterrier_compverify.demo import DemoCollection
-    from pyterrier_compverify.pipelines import FUSION_WEIGHTS, bm25_pipeline, build_indices, fusion_pipeline
-    from pyterrier_compverify.scoring import build_head
+def test_fusion_pipeline_reranks_the_union_of_both_top_k_by_the_documented_weights(tiny_encoder, tmp_path, tiny_fusion):
+    from pyterrier_compverify.pipelines import FUSION_WEIGHTS, bm25_pipeline, fusion_pipeline
 
-    collection = DemoCollection(tmp_path / "docs")
-    indices = build_indices(collection, tiny_encoder, tmp_path / "indices", verbose=False)
-    cv.Verifier.save(tmp_path / "f1w", tiny_encoder, build_head("F1w", dim=tiny_encoder.dim), "F1w")
-    weighted = cv.WeightedMaxSim(tmp_path / "f1w", encoder=tiny_encoder, store=indices.store)
+    collection, indices, weighted = tiny_fusion
     topics = collection.topics()
     out = fusion_pipeline(indices, tiny_encoder, depth=3, weighted=weighted)(topics)
 

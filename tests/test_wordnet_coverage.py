@@ -48,8 +48,10 @@ def test_text_field_empty_frames_and_a_missing_text_column():
     assert cv.WordNetCoverage(text_field="body")(renamed)["score"].tolist() == [1.0, 0.5, 0.0, 1.0]
     empty = cv.WordNetCoverage()(ROWS.iloc[:0])
     assert len(empty) == 0 and list(empty.columns)[-2:] == ["score", "rank"]
-    with pytest.raises(ValueError, match=r"add pt\.text\.get_text\(dataset, 'text'\) before it"):
+    with pytest.raises(pt.validate.InputValidationError, match=r"add pt\.text\.get_text\(dataset, 'text'\) before"):
         cv.WordNetCoverage()(ROWS.drop(columns="text"))
+    with pytest.raises(pt.validate.InputValidationError, match="WordNetCoverage reads the passages' text"):
+        pt.inspect.transformer_outputs(cv.WordNetCoverage(), ["qid", "query", "docno", "score", "rank"])
     with pytest.raises(Exception, match="query"):  # PyTerrier's own validation names the missing column
         cv.WordNetCoverage()(ROWS.drop(columns="query"))
 
@@ -94,16 +96,11 @@ def test_corpus_text_adds_each_rows_text_by_docno_and_names_a_missing_one():
     assert len(loader(pd.DataFrame({"qid": [], "docno": []}))) == 0
 
 
-def test_fusion_pipeline_adds_the_wordnet_column_at_its_weight(tiny_encoder, tmp_path):
-    from pyterrier_compverify.demo import DemoCollection
+def test_fusion_pipeline_adds_the_wordnet_column_at_its_weight(tiny_encoder, tmp_path, tiny_fusion):
     from pyterrier_compverify.fusion import fuse
-    from pyterrier_compverify.pipelines import FUSION_WEIGHTS, build_indices, fusion_pipeline
-    from pyterrier_compverify.scoring import build_head
+    from pyterrier_compverify.pipelines import FUSION_WEIGHTS, fusion_pipeline
 
-    collection = DemoCollection(tmp_path / "docs")
-    indices = build_indices(collection, tiny_encoder, tmp_path / "indices", verbose=False)
-    cv.Verifier.save(tmp_path / "f1w", tiny_encoder, build_head("F1w", dim=tiny_encoder.dim), "F1w")
-    weighted = cv.WeightedMaxSim(tmp_path / "f1w", encoder=tiny_encoder, store=indices.store)
+    collection, indices, weighted = tiny_fusion
     topics = collection.topics()
     plain = fusion_pipeline(indices, tiny_encoder, depth=3, weighted=weighted)
     with pytest.raises(ValueError, match="texts="):
@@ -143,18 +140,10 @@ def test_evaluate_takes_fusion_wordnet_only_with_fusion_and_as_a_weight(capsys):
         assert len(err) == 1 and message in err[0]
 
 
-def test_evaluate_runs_the_fusion_with_and_without_wordnet(tiny_encoder, tmp_path, monkeypatch):
+def test_evaluate_runs_the_fusion_with_and_without_wordnet(tiny_encoder, tmp_path, monkeypatch, tiny_collection):
     from pyterrier_compverify import evaluate
-    from pyterrier_compverify.demo import DemoCollection
     from pyterrier_compverify.scoring import build_head
 
-    class TinyCollection(DemoCollection):
-        extra_measures = []
-
-        def query_types(self):
-            return None
-
-    monkeypatch.setattr(evaluate, "open_collection", lambda dataset_id: TinyCollection(tmp_path / "docs"))
     cv.Verifier.save(tmp_path / "f1w", tiny_encoder, build_head("F1w", dim=tiny_encoder.dim), "F1w")
     plain, with_wordnet = evaluate.fusion_label(4), evaluate.fusion_label(4, 0.5)
     results = evaluate.run_evaluation(
@@ -163,7 +152,7 @@ def test_evaluate_runs_the_fusion_with_and_without_wordnet(tiny_encoder, tmp_pat
         fusion_wordnet=0.5, baseline=plain, verbose=False,
     )  # fmt: skip
     assert {plain, with_wordnet} <= set(results["name"])
-    zh = type("Zh", (TinyCollection,), {"language": "zh"})
+    zh = type("Zh", (tiny_collection,), {"language": "zh"})
     monkeypatch.setattr(evaluate, "open_collection", lambda dataset_id: zh(tmp_path / "docs"))
     with pytest.raises(ValueError, match="reads English words"):
         evaluate.run_evaluation("tiny", fusion=True, fusion_wordnet=0.5, out_dir=None, verbose=False)
