@@ -223,14 +223,15 @@ def cache_dir() -> Path:
 
 
 @contextlib.contextmanager
-def build_lock(target: Path, wait: bool = False) -> Iterator[None]:
+def build_lock(target: Path, wait: bool = False) -> Iterator[bool]:
     """Hold ``.NAME.lock`` beside ``target`` during a build; a second build of the same path fails at once with
     :class:`BuildBusyError` (``wait``: it waits for the first to end). An flock: the system releases it when the
-    process dies (no stale locks); the file is removed when the build ends."""
+    process dies (no stale locks); the file is removed when the build ends. Yields whether the build is locked:
+    not where the system has no flock (not POSIX), where another build's temporary folders are not leftovers."""
     try:
         import fcntl
     except ImportError:  # not POSIX: builds are not locked
-        yield
+        yield False
         return
     target = Path(target).resolve()  # "." has no name to put beside
     lock = target.with_name(f".{target.name}.lock")
@@ -250,7 +251,7 @@ def build_lock(target: Path, wait: bool = False) -> Iterator[None]:
                 break
         handle.close()  # the lock file was removed by the build that held it: lock the new one
     try:
-        yield
+        yield True
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(lock)  # still holding the lock, so no one else holds this file

@@ -384,9 +384,9 @@ class TokenStore(pt.Artifact):
         targets = [path] if flex_path is None else [path, _link_target(Path(flex_path))]
         _check_targets(targets, mode)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with build_lock(path):
+        with build_lock(path) as locked:
             _check_targets(targets, mode)  # a build that held the lock may have just finished
-            for target in targets:
+            for target in targets if locked else ():  # unlocked, another build's folder may be in use
                 remove_leftovers(target)
             tmps = [building_name(target) for target in targets]
             tmps[0].mkdir()

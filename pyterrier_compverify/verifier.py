@@ -105,8 +105,8 @@ class Verifier(pt.Artifact):
         by its name) where that is under half the parameters; else, or without ``base``, as a full copy."""
         path = Path(path).expanduser()
         path.mkdir(parents=True, exist_ok=True)  # the folder may hold training checkpoints
-        with build_lock(path):  # the whole save: a second one meanwhile is refused, and leftovers are no one's
-            for left in path.glob(f"{TEMPORARY_PREFIX}*"):  # the temporary folders of saves that were killed
+        with build_lock(path) as locked:  # the whole save: a second one meanwhile is refused
+            for left in path.glob(f"{TEMPORARY_PREFIX}*") if locked else ():  # saves that were killed (no one's)
                 shutil.rmtree(left, ignore_errors=True)
             tmp = Path(tempfile.mkdtemp(prefix=TEMPORARY_PREFIX, dir=path))
             try:

@@ -307,3 +307,24 @@ def test_a_damaged_cached_index_is_built_again_and_an_intact_one_reused(tmp_path
     monkeypatch.setattr(store_module.TokenStore, "__len__", too_many_open_files)
     with pytest.raises(OSError, match="Too many open files"):  # the machine's error, not damage: nothing rebuilt
         build_indices(collection, tiny_encoder, tmp_path / "idx", verbose=False)
+
+
+def test_without_locks_no_build_removes_another_builds_folder(tmp_path, tiny_encoder, monkeypatch):
+    """Where builds cannot be locked (no fcntl), a folder like a killed build's may be another build in progress."""
+    import shutil
+    import sys
+
+    import pyterrier_compverify as cv
+    from pyterrier_compverify.training.state_cache import StateCache
+
+    monkeypatch.setitem(sys.modules, "fcntl", None)  # import fcntl fails, as on Windows
+    busy = tmp_path / ".s.tokens.building-0000beef"
+    busy.mkdir()
+    cv.TokenStore(tmp_path / "s.tokens").indexer(tiny_encoder, verbose=False).index(DOCS)
+    StateCache.build(tiny_encoder, ["a red cat"], tmp_path / "cache", verbose=False)
+    (cache,) = (tmp_path / "cache").iterdir()
+    shutil.rmtree(cache)
+    other = tmp_path / "cache" / f".{cache.name}.building-0000beef"
+    other.mkdir()
+    StateCache.build(tiny_encoder, ["a red cat"], tmp_path / "cache", verbose=False)  # the same cache again
+    assert busy.is_dir() and other.is_dir() and (cache / "meta.json").exists()

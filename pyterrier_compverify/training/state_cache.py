@@ -80,10 +80,11 @@ class StateCache:
         np.cumsum([c.shape[0] for c in chunks], out=offsets[1:])
         packed = np.concatenate(chunks)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with build_lock(path, wait=True):  # one process saves at a time; the others wait, then open its cache
+        with build_lock(path, wait=True) as locked:  # one save at a time; a process that waited opens the other's
             if (path / "meta.json").exists():  # built by another process meanwhile: the same texts and encoder
                 return cls(np.load(path / "states.npy", mmap_mode="r"), np.load(path / "offsets.npy"))
-            remove_leftovers(path)  # the folders of saves that were killed
+            if locked:  # unlocked (not POSIX), another process's save may be in progress
+                remove_leftovers(path)  # the folders of saves that were killed
             tmp = building_name(path)
             tmp.mkdir()
             try:
