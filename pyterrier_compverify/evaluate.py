@@ -217,7 +217,7 @@ def check_fusion(
 
     if isinstance(fusion, str) and not (fusion.strip() and Path(fusion).is_dir()):
         raise FileNotFoundError(f"fusion head {fusion!r} is not a folder: give a trained F1w (WeightedMaxSim) folder")
-    from .wordnet_coverage import check_weight
+    from .fusion import check_weight
 
     wordnet = check_weight(wordnet, name="fusion_wordnet (the WordNet weight)")
     if cross_encoder_weight is not None:

@@ -19,6 +19,7 @@ with :func:`fuse` without scoring again.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Mapping
 
 import numpy as np
@@ -49,6 +50,18 @@ def normalise(scores: pd.Series, qids: pd.Series, how: str = "zscore") -> pd.Ser
     spread = spread.to_numpy()
     out = (scores - centre).to_numpy() / np.where(spread > 0, spread, 1.0)
     return pd.Series(np.where(spread > 0, out, 0.0), index=scores.index)
+
+
+def check_weight(weight, name: str = "a fusion weight") -> float:
+    """``weight`` of a signal in a fusion, checked: a finite number >= 0 (the error calls it ``name``).
+
+    >>> check_weight(float("inf"), name="the WordNet weight")
+    Traceback (most recent call last):
+    ValueError: the WordNet weight must be a finite number >= 0, not inf
+    """
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not (math.isfinite(weight) and weight >= 0):
+        raise ValueError(f"{name} must be a finite number >= 0, not {weight!r}")
+    return float(weight)
 
 
 def input_scores(frame: pd.DataFrame, option: str) -> np.ndarray:
@@ -193,4 +206,4 @@ class ScoreFusion(pt.Transformer):
         return fused.drop(columns=[c for c in [*self.scorers, self.input_score] if c in fused.columns])
 
 
-__all__ = ["NORMS", "ScoreFusion", "fill_unretrieved", "fuse", "normalise"]
+__all__ = ["NORMS", "ScoreFusion", "check_weight", "fill_unretrieved", "fuse", "normalise"]

@@ -180,11 +180,11 @@ def fusion_pipeline(
     summed with weight ``cross_encoder_weight`` for it (:func:`cross_encoder_stage`). ``features``: end with the pool
     and one raw score column per scorer (``ScoreFusion.features``), to be weighed with :func:`.fusion.fuse` without
     scoring again (the cross-encoder, which reads the fused order, is left out)."""
-    from .fusion import ScoreFusion
+    from .fusion import ScoreFusion, check_weight
     from .verifier import WeightedMaxSim
-    from .wordnet_coverage import WordNetCoverage, check_weight
+    from .wordnet_coverage import WordNetCoverage
 
-    if (check_weight(wordnet) or cross_encoder is not None) and texts is None:
+    if (check_weight(wordnet, name="the WordNet weight") or cross_encoder is not None) and texts is None:
         raise ValueError("wordnet and cross_encoder need texts=, the dataset whose passages they read (a Collection)")
     if cross_encoder is not None and features:
         raise ValueError("features=True ends before the cross-encoder: leave cross_encoder out")
@@ -225,8 +225,7 @@ def cross_encoder_stage(
     summed with ``weight`` (> 0) for the cross-encoder; the other rows follow in their order. ``texts``: the
     passages' text, as for :func:`fusion_pipeline`."""
     from .cross_encoder import CrossEncoderScorer
-    from .fusion import ScoreFusion
-    from .wordnet_coverage import check_weight
+    from .fusion import ScoreFusion, check_weight
 
     if not check_weight(weight, name="the cross-encoder's weight"):
         raise ValueError("a cross-encoder weight of 0 leaves it out: give a weight > 0, or no cross_encoder")

@@ -12,7 +12,6 @@ query word apart. Needs the ``[negatives]`` extra (nltk and the WordNet 3.0 file
 
 from __future__ import annotations
 
-import math
 import re
 from functools import lru_cache
 
@@ -68,18 +67,6 @@ def terms(text: str) -> set[str]:
 def query_words(query: str) -> list[frozenset[str]]:
     """What meets each content word of ``query`` (stopwords left out)."""
     return [meets(w) for w in WORD.findall(query.lower()) if w not in STOPWORDS]
-
-
-def check_weight(weight, name: str = "the WordNet weight") -> float:
-    """``weight`` of the signal in a fusion, checked: a finite number >= 0 (the error calls it ``name``).
-
-    >>> check_weight(float("inf"))
-    Traceback (most recent call last):
-    ValueError: the WordNet weight must be a finite number >= 0, not inf
-    """
-    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not (math.isfinite(weight) and weight >= 0):
-        raise ValueError(f"{name} must be a finite number >= 0, not {weight!r}")
-    return float(weight)
 
 
 def coverage(words: list[frozenset[str]], held: set[str]) -> float:
