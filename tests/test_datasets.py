@@ -172,3 +172,47 @@ def test_an_opened_collection_pickles_and_opens_its_dataset_again(monkeypatch):
     copy = pickle.loads(pickle.dumps(CorpusText(collection))).collection
     assert (copy.dataset_id, copy.lowercase, "dataset" in copy.__dict__) == ("irds:some/dataset", True, False)
     assert callable(copy.dataset) and opened == ["irds:some/dataset"] * 2
+
+
+def test_corpus_text_asks_a_docstore_for_the_frames_docnos_only(monkeypatch):
+    """It read and held a whole corpus in memory; a Collection of an ir_datasets dataset has a docstore."""
+    from collections import namedtuple
+
+    import pandas as pd
+    import pyterrier as pt
+
+    from pyterrier_compverify.datasets import CorpusText
+    from pyterrier_compverify.datasets.collection import Collection
+
+    Doc = namedtuple("Doc", ["doc_id", "title", "text"])
+    asked = []
+
+    class Store:
+        def get_many(self, ids):
+            asked.append(sorted(ids))
+            docs = {"a": Doc("a", "A Title", "Some Text"), "b": Doc("b", "", "Other")}
+            return {i: docs[i] for i in ids if i in docs}
+
+    class Dataset:
+        def irds_ref(self):
+            return type("Ref", (), {"docs_store": lambda self: Store()})()
+
+        def get_corpus_iter(self, verbose=False):
+            raise AssertionError("the whole corpus was read")
+
+    monkeypatch.setattr(pt, "get_dataset", lambda dataset_id: Dataset())
+    loader = CorpusText(Collection("irds:some/dataset", lowercase=True))
+    out = loader(pd.DataFrame({"qid": ["1", "1", "2"], "docno": ["b", "a", "a"]}))
+    assert out["text"].tolist() == ["other", "a title some text", "a title some text"] and asked == [["a", "b"]]
+    with pytest.raises(KeyError, match=r"has no document \['zz'\]"):
+        loader(pd.DataFrame({"qid": ["1"], "docno": ["zz"]}))
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("dataset_id", ["irds:cranfield", "compverify/capretrieval/en"])
+def test_a_collections_docstore_gives_the_texts_of_its_corpus_iterator(data_dir, dataset_id):
+    from pyterrier_compverify.datasets import load_collection
+
+    collection = load_collection(dataset_id)
+    every = {doc["docno"]: doc["text"] for doc in collection.corpus_iter()}
+    assert collection.texts_of(list(every)) == every

@@ -76,6 +76,18 @@ class Collection:
             body = doc[field] or ""
             yield {"docno": doc["docno"], "text": self._text(f"{title} {body}".strip() if title else body)}
 
+    def texts_of(self, docnos) -> dict[str, str] | None:
+        """docno -> text (as :meth:`corpus_iter` gives it) of ``docnos``, read from the ir_datasets docstore, so
+        that a large corpus is not held in memory; None where the dataset has no docstore (Vaswani, others)."""
+        try:
+            store = self.dataset.irds_ref().docs_store() if self.dataset_id != "vaswani" else None
+        except (AttributeError, NotImplementedError):
+            return None
+        if store is None:
+            return None
+        docs = [{**doc._asdict(), "docno": docno} for docno, doc in store.get_many(docnos).items()]
+        return {doc["docno"]: doc["text"] for doc in self._title_and_text(docs)}
+
     def text_loader(self, fields="text", *, verbose: bool = False, **kwargs) -> pt.Transformer:
         """What ``pt.text.get_text(collection, "text")`` calls: :class:`CorpusText` of this collection."""
         if fields not in ("text", ["text"], "*"):
@@ -124,9 +136,9 @@ class Collection:
 
 class CorpusText(pt.Transformer):
     """Adds each row's document text, as ``collection.corpus_iter()`` gives it (for a :class:`Collection`: title +
-    text, lower-cased where the collection is), by docno. The texts are read once, on first use, and all held in
-    memory (fine for test collections; for a large corpus use a docstore: ``pt.text.get_text(irds_dataset)``); a
-    docno the collection lacks is a KeyError naming it."""
+    text, lower-cased where the collection is), by docno. A collection with a docstore (``texts_of``: a
+    :class:`Collection` of an ir_datasets dataset) is asked for the frame's docnos only; any other is read once, on
+    first use, and held in memory. A docno the collection lacks is a KeyError naming it."""
 
     def __init__(self, collection):
         self.collection = collection
@@ -140,9 +152,13 @@ class CorpusText(pt.Transformer):
             raise KeyError("CorpusText finds a document's text by docno: the frame has no docno column")
         if len(frame) == 0:  # an empty frame (pt.inspect's probe) reads nothing
             return frame.assign(text=pd.Series(dtype=str))
-        if self._texts is None:
+        docnos = frame["docno"].astype(str)
+        looked_up = None
+        if self._texts is None and hasattr(self.collection, "texts_of"):
+            looked_up = self.collection.texts_of(list(docnos.unique()))
+        if looked_up is None and self._texts is None:
             self._texts = {doc["docno"]: doc["text"] for doc in self.collection.corpus_iter()}
-        texts = frame["docno"].astype(str).map(self._texts)
+        texts = docnos.map(looked_up if looked_up is not None else self._texts)
         if texts.isna().any():
             missing = frame.loc[texts.isna(), "docno"].unique()[:5].tolist()
             raise KeyError(f"{self.collection!r} has no document {missing} (docno), or none with text")
