@@ -379,7 +379,7 @@ class TokenStore(pt.Artifact):
     ) -> Iterator[tuple[Path, Path | None]]:
         """Temporary names beside the store (a folder, made) and the FlexIndex (not made), swapped into place
         only when the build succeeds. A lock keeps a second build of this path out; the temporary folders of
-        killed builds are deleted; the folders get the umask's permissions."""
+        killed builds are deleted (where builds can be locked: POSIX); the folders get the umask's permissions."""
         path = _link_target(Path(self.path))
         targets = [path] if flex_path is None else [path, _link_target(Path(flex_path))]
         _check_targets(targets, mode)

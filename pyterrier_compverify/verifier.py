@@ -99,7 +99,7 @@ class Verifier(pt.Artifact):
         with ``pt_meta.json`` removed first and written last, so a crash leaves no verifier rather than a meta
         naming missing files. The save holds the folder's build lock: a second save meanwhile is refused
         (``BuildBusyError``), saves one after the other replace each other, and the temporary folders of saves that
-        were killed are removed.
+        were killed are removed (where saves can be locked: POSIX).
 
         A ``fine_tuned`` encoder is stored as its changes against ``base`` (the encoder before tuning, loaded again
         by its name) where that is under half the parameters; else, or without ``base``, as a full copy."""

@@ -206,10 +206,21 @@ def test_corpus_text_asks_a_docstore_for_the_frames_docnos_only(monkeypatch):
     assert out["text"].tolist() == ["other", "a title some text", "a title some text"] and asked == [["a", "b"]]
     with pytest.raises(KeyError, match=r"has no document \['zz'\]"):
         loader(pd.DataFrame({"qid": ["1"], "docno": ["zz"]}))
+    assert "_docstore" in loader.collection.__dict__ and len(asked) == 2  # opened once, asked per frame
+
+    class NoLookups(Store):
+        def get_many(self, ids):
+            raise NotImplementedError
+
+    corpus = [{"docno": "a", "title": "", "text": "Read Whole"}]
+    monkeypatch.setattr(Store, "get_many", NoLookups.get_many)
+    monkeypatch.setattr(Dataset, "get_corpus_iter", lambda self, verbose=False: iter(corpus))
+    whole = CorpusText(Collection("irds:some/dataset"))(pd.DataFrame({"qid": ["1"], "docno": ["a"]}))
+    assert whole["text"].tolist() == ["Read Whole"]  # no lookups: the corpus is read once, as before
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("dataset_id", ["irds:cranfield", "compverify/capretrieval/en"])
+@pytest.mark.parametrize("dataset_id", ["irds:cranfield", "compverify/capretrieval/en", "irds:beir/scifact/test"])
 def test_a_collections_docstore_gives_the_texts_of_its_corpus_iterator(data_dir, dataset_id):
     from pyterrier_compverify.datasets import load_collection
 

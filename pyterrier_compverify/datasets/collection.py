@@ -37,10 +37,20 @@ class Collection:
     def dataset(self):
         return pt.get_dataset(self.dataset_id)
 
+    @cached_property
+    def _docstore(self):
+        """The dataset's ir_datasets docstore, opened once; None where it has none (Vaswani, other datasets)."""
+        if self.dataset_id == "vaswani":
+            return None
+        try:
+            return self.dataset.irds_ref().docs_store()
+        except (AttributeError, NotImplementedError):
+            return None
+
     def __getstate__(self) -> dict:
-        """Pickled without the opened dataset, which ir_datasets' readers cannot be: it is opened again from its id
-        where it is next used (a ``pt.parallel`` worker running ``CorpusText``)."""
-        return {k: v for k, v in self.__dict__.items() if k != "dataset"}
+        """Pickled without the opened dataset and docstore, which ir_datasets' readers cannot be: they are opened
+        again from the id where they are next used (a ``pt.parallel`` worker running ``CorpusText``)."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("dataset", "_docstore")}
 
     @property
     def name(self) -> str:
@@ -78,14 +88,20 @@ class Collection:
 
     def texts_of(self, docnos) -> dict[str, str] | None:
         """docno -> text (as :meth:`corpus_iter` gives it) of ``docnos``, read from the ir_datasets docstore, so
-        that a large corpus is not held in memory; None where the dataset has no docstore (Vaswani, others)."""
+        that a large corpus is not held in memory; None where the dataset has no docstore or cannot look documents
+        up (Vaswani, others). ir_datasets builds a corpus's docstore on its first use (one pass, a copy on disk), as
+        for ``pt.text.get_text`` of the dataset."""
+        if self._docstore is None:
+            return None
         try:
-            store = self.dataset.irds_ref().docs_store() if self.dataset_id != "vaswani" else None
-        except (AttributeError, NotImplementedError):
+            found = self._docstore.get_many(docnos)
+        except NotImplementedError:  # a docstore without lookups
             return None
-        if store is None:
-            return None
-        docs = [{**doc._asdict(), "docno": docno} for docno, doc in store.get_many(docnos).items()]
+        docs = []
+        for docno, doc in found.items():
+            fields = doc._asdict()
+            fields.pop("doc_id", None)
+            docs.append({"docno": docno, **fields})
         return {doc["docno"]: doc["text"] for doc in self._title_and_text(docs)}
 
     def text_loader(self, fields="text", *, verbose: bool = False, **kwargs) -> pt.Transformer:
