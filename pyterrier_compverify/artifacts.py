@@ -154,14 +154,16 @@ def write_texts(texts: dict, replace: bool = True) -> None:
                 continue
             try:
                 os.link(tmp, path)  # atomic, and never over an existing file
+                taken = False
             except FileExistsError:
-                raise FileExistsError(f"{path}: written by another run meanwhile; pass overwrite=True (--overwrite) "
-                                      "or choose another output") from None  # fmt: skip
+                taken = True
             except OSError:  # no hard links here: checked, then renamed
-                if path.exists():
-                    raise FileExistsError(f"{path}: written by another run meanwhile; pass overwrite=True "
-                                          "(--overwrite) or choose another output") from None  # fmt: skip
-                os.replace(tmp, path)
+                taken = path.exists()
+                if not taken:
+                    os.replace(tmp, path)
+            if taken:
+                raise FileExistsError(f"{path}: written by another run meanwhile; pass overwrite=True (--overwrite) "
+                                      "or choose another output")  # fmt: skip
             placed.append((path, tmp))
     except BaseException:
         for path, tmp in placed:  # a pair is written whole or not at all: ours only, not another run's since

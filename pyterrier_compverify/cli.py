@@ -129,7 +129,7 @@ def system_error(error: OSError) -> str:
     'Read-only file system (EROFS): /ro/idx: write elsewhere (an output option, COMPVERIFY_CACHE)'
     """
     name = errno.errorcode.get(error.errno, "")
-    where = "".join(f": {f}" if i == 0 else f" -> {f}" for i, f in enumerate((error.filename, error.filename2)) if f)
+    where = (f": {error.filename}" if error.filename else "") + (f" -> {error.filename2}" if error.filename2 else "")
     full = "free space there, or write elsewhere (an output option, COMPVERIFY_CACHE)"
     hint = {errno.ENOSPC: full, errno.EDQUOT: full, errno.EROFS: "write elsewhere (an output option, COMPVERIFY_CACHE)"}
     text = " ".join(f"{error.strerror or error}{f' ({name})' if name else ''}{where}".split())

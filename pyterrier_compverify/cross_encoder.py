@@ -57,8 +57,8 @@ class CrossEncoderScorer(pt.Transformer):
 
         self.model = str(model)
         self.batch_size = check_batch_size(batch_size, 64)
-        wrong = isinstance(max_length, bool) or not isinstance(max_length, (int, np.integer)) or max_length < 2
-        if max_length is not None and wrong:
+        whole = isinstance(max_length, (int, np.integer)) and not isinstance(max_length, bool)
+        if max_length is not None and not (whole and max_length >= 2):
             raise ValueError(f"max_length must be a whole number of tokens >= 2, not {max_length!r}")
         self.text_field = text_field
         self.device = resolve_device(device)

@@ -185,12 +185,12 @@ class ScoreFusion(pt.Transformer):
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
         pt.validate.result_frame(inp, extra_columns=["query"])  # before the empty frame: pt.inspect probes with one
+        from .rerank import empty_scored, ranks
+
         if len(inp) == 0:
-            out = inp.drop(columns=["score", "rank"], errors="ignore")
-            return out.assign(score=pd.Series(dtype=float), rank=pd.Series(dtype=int))
+            return empty_scored(inp)
         if self.top is None:
             return self._fused(inp)
-        from .rerank import ranks
 
         inp = inp.drop_duplicates(["qid", "docno"]).reset_index(drop=True)
         rank = ranks(inp["qid"], input_scores(inp, f"top={self.top}")) - pt.model.FIRST_RANK  # 0 is the best

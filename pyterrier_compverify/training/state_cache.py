@@ -43,6 +43,11 @@ class StateCache:
         return torch.from_numpy(out), torch.from_numpy(mask)
 
     @classmethod
+    def _opened(cls, path: Path) -> StateCache:
+        """The finished cache in ``path``, its states memory-mapped."""
+        return cls(np.load(path / "states.npy", mmap_mode="r"), np.load(path / "offsets.npy"))
+
+    @classmethod
     def build(
         cls,
         encoder: TokenEncoder,
@@ -63,7 +68,7 @@ class StateCache:
         kind = f"{encoder.spec.key}-top{top_layers}-{'bf16' if bf16 else 'fp32'}"
         path = Path(folder) / f"{kind}-{digest}"
         if (path / "meta.json").exists():
-            return cls(np.load(path / "states.npy", mmap_mode="r"), np.load(path / "offsets.npy"))
+            return cls._opened(path)
         hashes = text_hashes(texts)
         states_of = _cached_elsewhere(hashes, Path(folder).glob(f"{kind}-*"))
         todo = np.array([i for i in range(len(texts)) if i not in states_of], dtype=np.int64)
@@ -82,7 +87,7 @@ class StateCache:
         path.parent.mkdir(parents=True, exist_ok=True)
         with build_lock(path, wait=True) as locked:  # one save at a time; a process that waited opens the other's
             if (path / "meta.json").exists():  # built by another process meanwhile: the same texts and encoder
-                return cls(np.load(path / "states.npy", mmap_mode="r"), np.load(path / "offsets.npy"))
+                return cls._opened(path)
             if locked:  # unlocked (not POSIX), another process's save may be in progress
                 remove_leftovers(path)  # the folders of saves that were killed
             tmp = building_name(path)
