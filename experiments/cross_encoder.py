@@ -21,7 +21,8 @@ than which image it came from: another image's caption that holds every content 
 is relevant, never a negative, and the random negatives are checked not to hold them (``flickr_groups``).
 
 Each step: ``--groups`` Flickr8k groups and ``--scifact-groups`` SciFact groups of 1 relevant + 7 negatives,
-listwise softmax loss per group; AdamW, 10% warm-up then linear decay; a checkpoint every ``--save-every`` steps
+listwise softmax loss per group (``--bf16``: under bf16 autocast, weights and optimiser in fp32); AdamW, 10% warm-up
+then linear decay; a checkpoint every ``--save-every`` steps
 (``--resume`` continues from the last one).
 
 Serving: the packaged ``fusion_pipeline`` (dense | BM25 top 300 >> WeightedMaxSim + BM25), its top ``--top`` read
@@ -203,7 +204,7 @@ def group_loss(
         queries += [g["query"]] * GROUP
     batch = tokenizer(queries, texts, truncation="only_second", max_length=max_length, padding=True,
                       return_tensors="pt")  # fmt: skip
-    logits = model(**batch).logits.view(len(groups), GROUP)
+    logits = model(**batch).logits.float().view(len(groups), GROUP)
     return torch.nn.functional.cross_entropy(logits, torch.zeros(len(groups), dtype=torch.long))
 
 
@@ -242,11 +243,12 @@ def train(args) -> None:
     log = (run / "log.jsonl").open("a")
     began = time.time()
     for step in tqdm(range(start, args.steps), total=args.steps, initial=start, desc="cross-encoder", mininterval=30):
-        picks = [flickr[i] for i in rng.choice(len(flickr), args.groups, replace=False)]
-        loss = group_loss(model, tokenizer, picks, rng, args.max_length, pool, args.random_negatives)
-        if scifact:
-            picks = [scifact[i] for i in rng.choice(len(scifact), args.scifact_groups, replace=False)]
-            loss = loss + group_loss(model, tokenizer, picks, rng, args.max_length)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16):
+            picks = [flickr[i] for i in rng.choice(len(flickr), args.groups, replace=False)]
+            loss = group_loss(model, tokenizer, picks, rng, args.max_length, pool, args.random_negatives)
+            if scifact:
+                picks = [scifact[i] for i in rng.choice(len(scifact), args.scifact_groups, replace=False)]
+                loss = loss + group_loss(model, tokenizer, picks, rng, args.max_length)
         loss.backward()
         state.update()
         record = {"step": step + 1, "loss": round(loss.item(), 4), "s": round(time.time() - began, 1)}
@@ -465,6 +467,9 @@ def main() -> None:
         "--weight",
         type=float,
         help="the cross-encoder's fusion weight, given (e.g. another seed's dev choice): dev is not read",
+    )
+    parser.add_argument(
+        "--bf16", action="store_true", help="train: bf16 autocast (fp32 weights; about 1.4x faster on 2 cores)"
     )
     parser.add_argument("--save-every", type=int, default=100)
     parser.add_argument("--resume", action="store_true")

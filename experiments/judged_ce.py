@@ -28,10 +28,26 @@ WordNet diagnostic on test had been read; its test figures at 0.5, 1, 2 and 4 ha
     python experiments/judged_ce.py sample
     (readers write experiments/results/judged-dev-2-ce/reading.md from criteria.md and sample.md)
     python experiments/judged_ce.py summarise
+
+Second study (stop 53): a cross-encoder trained twice as long. Written down before its model was read on any data:
+
+- Model: ``cross_encoder.py train --seed 42 --tag long --own-positive --random-negatives 2 --covering --steps 2400
+  --bf16``: the ``--tag cover`` recipe, twice the steps (14,400 Flickr8k groups of 17,133 instead of 7,200), under
+  bf16 autocast (1.4x faster here).
+- ``sample --model runs/cross-encoder/ce-long-s42/final --against runs/cross-encoder/ce-cover-s42/final --judged
+  experiments/results/judged-dev-2-ce --out experiments/results/judged-dev-2-ce-long``: the unlabelled pairs of the
+  new model's top 10s at every weight (and of the reference's at 0.25, all labelled already), over the same
+  queries; every earlier reading of the chain is excluded and counted in the judged qrels.
+- ``summarise``: the new model's weight is chosen by the rule above; it replaces the 1200-step model only if its
+  judged nDCG@10 there is above the reference's at 0.25 on the same judged qrels (a tie keeps the reference), with
+  ``dev:scifact-train`` above the floor. Then, and only then, seeds 43 and 44 are trained alike and the three seeds
+  are read on test once with the packaged command (``compverify evaluate ... --fusion-cross-encoder``); otherwise
+  no test reading is made.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import pickle
@@ -81,18 +97,30 @@ def reranked(name: str, data: dict, args, qids=None) -> dict[float, pd.DataFrame
     return {w: fuse(top, {"fusion": 1.0, "ce": w}) for w in getattr(args, "weights", WEIGHTS)}
 
 
+def reference(name: str, data: dict, args, qids=None) -> list[pd.DataFrame]:
+    """[the ranked top ``--top`` of the fusion + WordNet + ``--against`` at ``--against-weight``] on task ``name``."""
+    other = argparse.Namespace(**{**vars(args), "model": args.against, "weights": (args.against_weight,)})
+    return list(reranked(name, data, other, qids).values())
+
+
 def judged_pairs(folder: Path) -> tuple[dict, pd.DataFrame]:
-    """(key.json, its pairs with the readers' ``label`` as int) of a judged sample folder."""
+    """(key.json, its pairs with the readers' ``label`` as int) of a judged sample folder and of the folders its
+    key names as ``judged``, in turn (each study's reading excludes the earlier ones' pairs)."""
     meta, judged = keyed_reading(folder, labelled_rows(folder / "reading.md", {"label": ("1", "0")}))
-    return meta, judged.assign(label=judged["label"].astype(int))
+    judged = judged.assign(label=judged["label"].astype(int))
+    if "judged" in meta:
+        judged = pd.concat([judged_pairs(folder / meta["judged"])[1], judged], ignore_index=True)
+    return meta, judged
 
 
 def sample(args) -> None:
     torch.set_num_threads(args.threads)
     meta, judged = judged_pairs(Path(args.judged))
     data = pickle.loads(Path(args.cache).read_bytes())
-    runs = reranked(DEV, data, args, set(meta["queries"]))
-    pairs = pd.concat([wf.top10(run) for run in runs.values()])[["qid", "docno"]].drop_duplicates()
+    runs = list(reranked(DEV, data, args, set(meta["queries"])).values())
+    if args.against:
+        runs += reference(DEV, data, args, set(meta["queries"]))
+    pairs = pd.concat([wf.top10(run) for run in runs])[["qid", "docno"]].drop_duplicates()
     pairs = pairs.merge(judged[["qid", "docno"]], how="left", indicator=True)
     pairs = pairs[pairs["_merge"] == "left_only"][["qid", "docno"]]
     pairs = pairs.sample(frac=1.0, random_state=args.seed).reset_index(drop=True)  # no system's order shows
@@ -114,6 +142,7 @@ def sample(args) -> None:
         "top": args.top,
         "weights": list(WEIGHTS),
         "model": args.model,
+        **({"against": args.against, "against weight": args.against_weight} if args.against else {}),
         "queries": meta["queries"],
         "key": pairs[["number", "qid", "docno"]].to_dict("records"),
     }
@@ -125,9 +154,10 @@ def summarise(args) -> None:
     started = time.time()
     torch.set_num_threads(args.threads)
     folder = Path(args.out)
-    meta, new = judged_pairs(folder)
-    _, old = judged_pairs(folder / meta["judged"])
-    judged = pd.concat([old, new])[["qid", "docno", "label"]]
+    meta, judged = judged_pairs(folder)
+    new = judged.iloc[len(judged) - len(meta["key"]) :]
+    old = judged.iloc[: len(judged) - len(meta["key"])]
+    judged = judged[["qid", "docno", "label"]]
     if judged.duplicated(["qid", "docno"]).any():
         raise SystemExit(f"{folder}: a pair is labelled in both readings; sample again")
     qrels = judged.rename(columns={**wf.TREC, "label": "relevance"})
@@ -140,43 +170,64 @@ def summarise(args) -> None:
     _, image_qrels, _ = data[DEV]
     image_qrels = image_qrels[image_qrels["query_id"].isin(met)]
     scores, rows = {}, []
-    for w, run in runs.items():
-        scores[w] = per_query(wf.top10(run), qrels)
+
+    def add(name, run, scifact_run):
+        scores[name] = per_query(wf.top10(run), qrels)
         unjudged = wf.top10(run)[["qid", "docno"]].merge(judged[["qid", "docno"]], how="left", indicator=True)
         rows.append(
             {
-                "cross-encoder": w,
-                "judged dev nDCG@10": np.mean([scores[w].get(q, 0.0) for q in met]),
+                "cross-encoder": name,
+                "judged dev nDCG@10": np.mean([scores[name].get(q, 0.0) for q in met]),
                 "image-label dev nDCG@10 (same queries)": wf.ndcg(run, image_qrels),
-                "dev:scifact-train": wf.ndcg(scifact[w], scifact_qrels),
+                "dev:scifact-train": wf.ndcg(scifact_run, scifact_qrels),
                 "unjudged top-10 pairs": int((unjudged["_merge"] == "left_only").sum()),
             }
         )
+
+    for w, run in runs.items():
+        add(w, run, scifact[w])
     table = pd.DataFrame(rows)
     floor = signal_study.scifact_floor(data)
     rule = table.rename(columns={"judged dev nDCG@10": DEV_TARGET}).set_index("cross-encoder")
     chosen = float(best_on_dev(rule, floor))
+    against = meta.get("against")
+    if against:
+        args.against, args.against_weight = against, meta["against weight"]
+        label = f"reference {args.against_weight}"
+        (run,) = reference(DEV, data, args, set(met))
+        (scifact_run,) = reference("dev:scifact-train", data, args)
+        add(label, run, scifact_run)
+        table = pd.DataFrame(rows)
     lines = [
-        f"Judged pairs: {len(old)} of `{meta['judged']}` and {len(new)} read for this study ({int(new['label'].sum())}"
-        f" relevant); {len(met)} queries have a relevant pair and are scored. System: the packaged fusion "
-        f"{FUSION_WEIGHTS} + WordNet {meta['wordnet']}, depth 300, its top {meta['top']} read by the seed-{SEED} "
-        f"cross-encoder (`{meta['model']}`). dev:scifact-train floor {floor:.4f}.",
+        f"Judged pairs: {len(old)} of `{meta['judged']}` and its chain, and {len(new)} read for this study "
+        f"({int(new['label'].sum())} relevant); {len(met)} queries have a relevant pair and are scored. System: the "
+        f"packaged fusion {FUSION_WEIGHTS} + WordNet {meta['wordnet']}, depth 300, its top {meta['top']} read by the "
+        f"seed-{SEED} cross-encoder (`{meta['model']}`)"
+        + (f"; the reference: `{against}` at {meta['against weight']}" if against else "")
+        + f". dev:scifact-train floor {floor:.4f}.",
         "",
         table.round(4).to_markdown(index=False),
         "",
     ]
-    for base in (0.0, 0.25):
+    for base in [0.0, 0.25] + ([label] if against else []):
         if chosen != base:
             new_q, base_q = [scores[chosen].get(q, 0) for q in met], [scores[base].get(q, 0) for q in met]
             up = sum(a > b for a, b in zip(new_q, base_q))
             down = sum(a < b for a, b in zip(new_q, base_q))
             lines.append(f"Against {base}: judged dev {up} queries up / {down} down, paired t-test p = "
                          f"{ttest_rel(new_q, base_q).pvalue:.3g}.")  # fmt: skip
-    lines += [
-        "",
-        f"Chosen: cross-encoder {chosen}. Not blind to test: the cross-encoder's test figures at 0.25 and alone, and "
-        "the WordNet diagnostic on test, had been read before this study.",
-    ]
+    if against:
+        ours = rule.loc[chosen, DEV_TARGET]
+        theirs = table.set_index("cross-encoder").loc[label, "judged dev nDCG@10"]
+        verdict = "replaces" if ours > theirs else "does not replace"
+        lines += ["", f"Chosen: cross-encoder {chosen} (judged {ours:.4f}); it {verdict} the reference (judged "
+                      f"{theirs:.4f}) by the rule written before the sample."]  # fmt: skip
+    else:
+        lines += [
+            "",
+            f"Chosen: cross-encoder {chosen}. Not blind to test: the cross-encoder's test figures at 0.25 and alone, "
+            "and the WordNet diagnostic on test, had been read before this study.",
+        ]
     markdown = "\n".join(lines) + "\n"
     title = "Judged Flickr8k dev sample: the cross-encoder's weight beside the fusion + WordNet (issue 18)"
     write_table(table.round(4), folder / "summary", title, None, time.time() - started, markdown=markdown)
@@ -187,6 +238,8 @@ def options(parser) -> None:
     parser.add_argument("--judged", default=str(RESULTS / "judged-dev-2"), help="sample: the judged sample's folder")
     parser.add_argument("--cache", default="runs/wordnet-features.pkl", help="the signal study's --cache")
     parser.add_argument("--model", default="runs/cross-encoder/ce-cover-s42/final", help="sample: the cross-encoder")
+    parser.add_argument("--against", help="sample: a reference cross-encoder whose top 10s are judged too")
+    parser.add_argument("--against-weight", type=float, default=0.25, help="sample: the reference's weight")
     parser.add_argument("--wordnet", type=float, default=0.5, help="sample: WordNet's weight (judged-dev-2's choice)")
     parser.add_argument("--top", type=int, default=30, help="sample: candidates the cross-encoder reads")
     parser.add_argument("--max-length", type=int, default=128)
