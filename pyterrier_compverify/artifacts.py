@@ -12,6 +12,7 @@ import json
 import os
 import secrets
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -227,9 +228,10 @@ def cache_dir() -> Path:
 @contextlib.contextmanager
 def build_lock(target: Path, wait: bool = False) -> Iterator[bool]:
     """Hold ``.NAME.lock`` beside ``target`` during a build; a second build of the same path fails at once with
-    :class:`BuildBusyError` (``wait``: it waits for the first to end). An flock: the system releases it when the
-    process dies (no stale locks); the file is removed when the build ends. Yields whether the build is locked:
-    not where the system has no flock (not POSIX), where another build's temporary folders are not leftovers."""
+    :class:`BuildBusyError` (``wait``: it says so on stderr and waits for the first to end). An flock: the system
+    releases it when the process dies (no stale locks); the file is removed when the build ends. Yields whether the
+    build is locked: not where the system has no flock (not POSIX), where another build's temporary folders are not
+    leftovers."""
     try:
         import fcntl
     except ImportError:  # not POSIX: builds are not locked
@@ -240,7 +242,13 @@ def build_lock(target: Path, wait: bool = False) -> Iterator[bool]:
     while True:
         handle = open(lock, "a")  # noqa: SIM115 (closed below)
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if not wait:
+                    raise
+                print(f"waiting for another process building {target} (it holds {lock})", file=sys.stderr)
+                fcntl.flock(handle, fcntl.LOCK_EX)
         except BaseException as e:  # busy, or interrupted while waiting
             handle.close()
             if not isinstance(e, BlockingIOError):

@@ -589,3 +589,28 @@ def test_the_cache_folder_variable_expands_a_tilde_and_ignores_an_empty_value(mo
     assert cache_dir() == tmp_path / "x"
     monkeypatch.setenv("COMPVERIFY_CACHE", " ")
     assert cache_dir() == Path.home() / ".cache" / "pyterrier_compverify"
+
+
+def test_a_build_that_waits_for_the_lock_says_so_and_goes_on_when_it_is_released(tmp_path, capsys):
+    import threading
+
+    from pyterrier_compverify.artifacts import build_lock
+
+    target, holding, release = tmp_path / "cache", threading.Event(), threading.Event()
+
+    def hold():
+        with build_lock(target):
+            holding.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holding.wait(30)
+    threading.Timer(0.3, release.set).start()
+    with build_lock(target, wait=True) as locked:
+        assert locked and release.is_set()  # it held the lock only after the first let go
+    holder.join(30)
+    assert f"waiting for another process building {target}" in capsys.readouterr().err
+    with build_lock(target, wait=True):  # nothing to wait for: nothing said
+        pass
+    assert capsys.readouterr().err == ""
