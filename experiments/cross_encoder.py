@@ -237,6 +237,10 @@ def train(args) -> None:
                      resume=args.resume)  # fmt: skip
     rng, start = state.rng, state.start
     config = {k: v for k, v in vars(args).items() if k not in ("overwrite", "resume")}  # how it runs, not what
+    if start and (run / "config.json").exists():  # a resumed run goes on in the precision it began in
+        began_bf16 = json.loads((run / "config.json").read_text()).get("bf16", False)
+        if began_bf16 != args.bf16:
+            raise SystemExit(f"{run} began {'with' if began_bf16 else 'without'} --bf16: resume it the same way")
     (run / "config.json").write_text(json.dumps({**config, "flickr_groups": len(flickr),
                                                  "scifact_groups_total": len(scifact)}, indent=2))  # fmt: skip
     model.train()
