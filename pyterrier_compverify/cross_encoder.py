@@ -17,16 +17,16 @@ import pyterrier as pt
 
 from ._device import resolve_device
 from .encoder import (
-    MaxLengthError,
     check_batch_size,
     check_texts,
+    checked_max_length,
     hub_could_not_give,
     not_on_the_hub,
     resolve_model_path,
+    usable_positions,
     weight_loading_bar,
 )
 from .rerank import check_text_rows, empty_scored, scored
-from .spec import DEFAULT_MAX_LENGTH
 
 
 class CrossEncoderScorer(pt.Transformer):
@@ -108,13 +108,4 @@ def relevance_model_length(name: str, resolved: str, max_length: int | None) -> 
             f"{name} gives {config.num_labels} scores per pair, not one: give a cross-encoder trained to score "
             "relevance (num_labels=1)"
         )
-    positions = getattr(config, "max_position_embeddings", None)
-    if positions and config.model_type in ("roberta", "xlm-roberta", "camembert"):  # numbered from padding_idx + 1
-        positions -= (config.pad_token_id or 1) + 1
-    if max_length is None:
-        return min(DEFAULT_MAX_LENGTH, positions or DEFAULT_MAX_LENGTH)
-    if positions and max_length > positions:
-        raise MaxLengthError(
-            f"max_length={max_length} exceeds the {positions} positions of {name!r}: use max_length <= {positions}"
-        )
-    return int(max_length)
+    return checked_max_length(name, max_length, usable_positions(config))

@@ -126,6 +126,42 @@ class MaxLengthError(ValueError):
     """A max_length beyond the positions the model has."""
 
 
+# model types whose position ids start after padding_idx (their embeddings have a padding_idx)
+PADDING_NUMBERED = (
+    "camembert", "data2vec-text", "ibert", "longformer", "luke", "mpnet", "roberta", "roberta-prelayernorm",
+    "xlm-roberta", "xlm-roberta-xl", "xmod",
+)  # fmt: skip
+
+
+def usable_positions(config, embeddings=None) -> int | None:
+    """The token positions a transformer can read, None where ``config`` names no limit:
+    ``max_position_embeddings``, less ``padding_idx + 1`` for RoBERTa-type models, which number positions from
+    there (514 -> 512). ``padding_idx`` is read from the loaded ``embeddings`` where given, else from the config of
+    a model type in ``PADDING_NUMBERED`` (a model checked before its weights load).
+
+    >>> from transformers import BertConfig, MPNetConfig, RobertaConfig
+    >>> [usable_positions(c(max_position_embeddings=514)) for c in (BertConfig, RobertaConfig, MPNetConfig)]
+    [514, 512, 512]
+    """
+    positions = getattr(config, "max_position_embeddings", None)
+    padding = getattr(embeddings, "padding_idx", None)
+    if padding is None and getattr(config, "model_type", None) in PADDING_NUMBERED:
+        padding = config.pad_token_id if config.pad_token_id is not None else 1
+    return positions - (int(padding) + 1) if positions and padding is not None else positions
+
+
+def checked_max_length(name: str, max_length: int | None, positions: int | None) -> int:
+    """``max_length``, or None: ``DEFAULT_MAX_LENGTH`` or the model's ``positions`` where fewer; a ``max_length``
+    beyond ``positions`` is a :class:`MaxLengthError` that names the limit."""
+    if max_length is None:
+        return min(DEFAULT_MAX_LENGTH, positions or DEFAULT_MAX_LENGTH)
+    if positions and max_length > positions:
+        raise MaxLengthError(
+            f"max_length={max_length} exceeds the {positions} positions of {name!r}: use max_length <= {positions}"
+        )
+    return int(max_length)
+
+
 def load_sentence_transformer(name: str, device: torch.device, max_length: int | None, verbose: bool = False):
     """(the SentenceTransformer ``name`` on ``device``, its max length): ``max_length``, or the model's positions
     up to ``DEFAULT_MAX_LENGTH``. A model neither on disk nor to be had from the hub is a one-line
@@ -143,15 +179,8 @@ def load_sentence_transformer(name: str, device: torch.device, max_length: int |
             raise
         raise not_on_the_hub("the encoder", name, error) from error
     transformer = getattr(model[0], "auto_model", None)
-    positions = getattr(getattr(transformer, "config", None), "max_position_embeddings", None) or DEFAULT_MAX_LENGTH
-    padding = getattr(getattr(transformer, "embeddings", None), "padding_idx", None)
-    if padding is not None:  # RoBERTa-type models number positions from padding_idx + 1 (514 -> 512 usable)
-        positions -= int(padding) + 1
-    if max_length is not None and max_length > positions:
-        raise MaxLengthError(
-            f"max_length={max_length} exceeds the {positions} positions of {name!r}: use max_length <= {positions}"
-        )
-    length = int(max_length) if max_length is not None else min(DEFAULT_MAX_LENGTH, positions)
+    positions = usable_positions(getattr(transformer, "config", None), getattr(transformer, "embeddings", None))
+    length = checked_max_length(name, max_length, positions)
     model.max_seq_length = length
     return model, length
 

@@ -163,6 +163,24 @@ def test_evaluate_adds_the_cross_encoder_system_and_refuses_it_without_fusion(
         assert len(err) == 1 and message in err[0], err
 
 
+@pytest.mark.parametrize(
+    "model_type",
+    ["bert", "distilbert", "electra", "roberta", "xlm-roberta", "camembert", "mpnet", "longformer", "data2vec-text",
+     "xmod", "roberta-prelayernorm", "luke", "ibert"],
+)  # fmt: skip
+def test_positions_read_from_the_config_before_loading_equal_the_loaded_models(model_type):
+    """A cross-encoder is checked from its config, a bi-encoder from its loaded embeddings: one rule, same answer."""
+    from transformers import AutoConfig, AutoModel
+
+    from pyterrier_compverify.encoder import usable_positions
+
+    config = AutoConfig.for_model(model_type, num_hidden_layers=1, hidden_size=32, num_attention_heads=2,
+                                  intermediate_size=37, vocab_size=99, max_position_embeddings=66)  # fmt: skip
+    loaded = AutoModel.from_config(config)
+    assert usable_positions(config) == usable_positions(config, loaded.embeddings)
+    assert usable_positions(config) == (64 if getattr(loaded.embeddings, "padding_idx", None) == 1 else 66)
+
+
 def test_a_model_that_is_not_a_cross_encoder_or_too_short_is_refused_before_it_loads(
     tiny_model_dir, tiny_cross_encoder
 ):
