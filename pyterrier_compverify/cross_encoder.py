@@ -18,11 +18,13 @@ import pyterrier as pt
 from ._device import resolve_device
 from .encoder import (
     check_batch_size,
+    check_max_length,
     check_texts,
     checked_max_length,
     hub_could_not_give,
     not_on_the_hub,
     resolve_model_path,
+    skeleton_embeddings,
     usable_positions,
     weight_loading_bar,
 )
@@ -57,9 +59,7 @@ class CrossEncoderScorer(pt.Transformer):
 
         self.model = str(model)
         self.batch_size = check_batch_size(batch_size, 64)
-        whole = isinstance(max_length, (int, np.integer)) and not isinstance(max_length, bool)
-        if max_length is not None and not (whole and max_length >= 2):
-            raise ValueError(f"max_length must be a whole number of tokens >= 2, not {max_length!r}")
+        check_max_length(max_length)
         self.text_field = text_field
         self.device = resolve_device(device)
         self.verbose = verbose
@@ -108,4 +108,4 @@ def relevance_model_length(name: str, resolved: str, max_length: int | None) -> 
             f"{name} gives {config.num_labels} scores per pair, not one: give a cross-encoder trained to score "
             "relevance (num_labels=1)"
         )
-    return checked_max_length(name, max_length, usable_positions(config))
+    return checked_max_length(name, max_length, usable_positions(config, skeleton_embeddings(config)))

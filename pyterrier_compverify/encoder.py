@@ -126,18 +126,18 @@ class MaxLengthError(ValueError):
     """A max_length beyond the positions the model has."""
 
 
-# model types whose position ids start after padding_idx (their embeddings have a padding_idx)
+# model types whose position ids start after padding_idx: the config's reading where no model can be built
 PADDING_NUMBERED = (
-    "camembert", "data2vec-text", "ibert", "longformer", "luke", "mpnet", "roberta", "roberta-prelayernorm",
-    "xlm-roberta", "xlm-roberta-xl", "xmod",
+    "camembert", "data2vec-text", "ibert", "layoutlmv3", "lilt", "longformer", "luke", "markuplm", "mpnet",
+    "roberta", "roberta-prelayernorm", "xlm-roberta", "xlm-roberta-xl", "xmod",
 )  # fmt: skip
 
 
 def usable_positions(config, embeddings=None) -> int | None:
     """The token positions a transformer can read, None where ``config`` names no limit:
     ``max_position_embeddings``, less ``padding_idx + 1`` for RoBERTa-type models, which number positions from
-    there (514 -> 512). ``padding_idx`` is read from the loaded ``embeddings`` where given, else from the config of
-    a model type in ``PADDING_NUMBERED`` (a model checked before its weights load).
+    there (514 -> 512). ``padding_idx`` is read from ``embeddings`` (the model's, loaded or :func:`skeleton_embeddings`)
+    where it has one, else from the config of a model type in ``PADDING_NUMBERED``.
 
     >>> from transformers import BertConfig, MPNetConfig, RobertaConfig
     >>> [usable_positions(c(max_position_embeddings=514)) for c in (BertConfig, RobertaConfig, MPNetConfig)]
@@ -150,9 +150,30 @@ def usable_positions(config, embeddings=None) -> int | None:
     return positions - (int(padding) + 1) if positions and padding is not None else positions
 
 
+def skeleton_embeddings(config):
+    """The embeddings module of a weightless (meta-device) model built from ``config``, so that a model's positions
+    are read before its weights load; None where such a model cannot be built or has no ``embeddings``."""
+    from transformers import AutoModel
+
+    try:
+        with torch.device("meta"):
+            return getattr(AutoModel.from_config(config), "embeddings", None)
+    except Exception:  # a model type this transformers cannot build: the config's reading stands
+        return None
+
+
+def check_max_length(max_length) -> None:
+    """Refuse a ``max_length`` that is not None or a whole number of tokens >= 2 (special tokens)."""
+    whole = isinstance(max_length, (int, np.integer)) and not isinstance(max_length, bool)
+    if max_length is not None and not (whole and max_length >= 2):
+        raise ValueError(f"max_length must be a whole number of tokens >= 2, not {max_length!r}")
+
+
 def checked_max_length(name: str, max_length: int | None, positions: int | None) -> int:
-    """``max_length``, or None: ``DEFAULT_MAX_LENGTH`` or the model's ``positions`` where fewer; a ``max_length``
-    beyond ``positions`` is a :class:`MaxLengthError` that names the limit."""
+    """``max_length`` (:func:`check_max_length`); where None, ``DEFAULT_MAX_LENGTH`` or the model's ``positions``
+    where fewer. A ``max_length`` beyond ``positions`` is a :class:`MaxLengthError` that names the limit; with
+    ``positions`` None (no limit known, e.g. relative positions) it is not checked."""
+    check_max_length(max_length)
     if max_length is None:
         return min(DEFAULT_MAX_LENGTH, positions or DEFAULT_MAX_LENGTH)
     if positions and max_length > positions:
@@ -168,8 +189,7 @@ def load_sentence_transformer(name: str, device: torch.device, max_length: int |
     FileNotFoundError, a max_length outside 2..positions a ValueError (:class:`MaxLengthError` above)."""
     from sentence_transformers import SentenceTransformer
 
-    if max_length is not None and max_length < 2:
-        raise ValueError(f"max_length must be at least 2 (special tokens), got {max_length}")
+    check_max_length(max_length)  # before the model loads
     resolved = resolve_model_path(name)
     try:
         with weight_loading_bar(verbose):

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import pyterrier_compverify as cv
+from pyterrier_compverify.encoder import PADDING_NUMBERED
 from pyterrier_compverify.fusion import ScoreFusion, fuse
 
 ROWS = pd.DataFrame(
@@ -164,21 +165,26 @@ def test_evaluate_adds_the_cross_encoder_system_and_refuses_it_without_fusion(
 
 
 @pytest.mark.parametrize(
-    "model_type",
-    ["bert", "distilbert", "electra", "roberta", "xlm-roberta", "camembert", "mpnet", "longformer", "data2vec-text",
-     "xmod", "roberta-prelayernorm", "luke", "ibert"],
-)  # fmt: skip
-def test_positions_read_from_the_config_before_loading_equal_the_loaded_models(model_type):
-    """A cross-encoder is checked from its config, a bi-encoder from its loaded embeddings: one rule, same answer."""
+    ("model_type", "pad"),
+    [(t, None) for t in ["bert", "distilbert", "electra", *PADDING_NUMBERED]] + [("roberta", 0), ("mpnet", 0)],
+)
+def test_positions_read_before_loading_equal_the_loaded_models(model_type, pad):
+    """A cross-encoder is checked before its weights load, a bi-encoder from its loaded embeddings: the same answer,
+    by the config alone where it is a type of ``PADDING_NUMBERED`` with the usual padding id, and by the weightless
+    skeleton always."""
     from transformers import AutoConfig, AutoModel
 
-    from pyterrier_compverify.encoder import usable_positions
+    from pyterrier_compverify.encoder import skeleton_embeddings, usable_positions
 
+    extra = {} if pad is None else {"pad_token_id": pad}
     config = AutoConfig.for_model(model_type, num_hidden_layers=1, hidden_size=32, num_attention_heads=2,
-                                  intermediate_size=37, vocab_size=99, max_position_embeddings=66)  # fmt: skip
-    loaded = AutoModel.from_config(config)
-    assert usable_positions(config) == usable_positions(config, loaded.embeddings)
-    assert usable_positions(config) == (64 if getattr(loaded.embeddings, "padding_idx", None) == 1 else 66)
+                                  intermediate_size=37, vocab_size=99, max_position_embeddings=66, **extra)  # fmt: skip
+    loaded = AutoModel.from_config(config).embeddings
+    truth = 66 - (loaded.padding_idx + 1) if getattr(loaded, "padding_idx", None) is not None else 66
+    assert usable_positions(config, loaded) == truth
+    assert usable_positions(config, skeleton_embeddings(config)) == truth
+    if pad is None:
+        assert usable_positions(config) == truth
 
 
 def test_a_model_that_is_not_a_cross_encoder_or_too_short_is_refused_before_it_loads(

@@ -257,7 +257,7 @@ def test_train_encoder_checks_device_model_and_length_before_out_is_made(tmp_pat
     err = _one_line_error([*base, "--model", "nosuch-org/nosuch-model", "--device", "cpu"], capsys)
     assert "cannot load the encoder 'nosuch-org/nosuch-model'" in err
     err = _one_line_error([*base, "--model", tiny_model_dir, "--max-length", "0", "--device", "cpu"], capsys)
-    assert err.endswith("--max-length must be at least 2 (special tokens), got 0")  # the option, not the argument
+    assert err.endswith("--max-length must be a whole number of tokens >= 2, not 0")  # the option, not the argument
     assert not out.exists()  # a half-made OUT used to stay behind
     (tmp_path / "edits.jsonl").write_text('{"anchor": "a", "positive": "b", "negative": "c"}\n')
     err = _one_line_error([*base, "--recipe", "B", "--edits", str(tmp_path / "edits.jsonl")], capsys)
