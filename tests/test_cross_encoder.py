@@ -56,6 +56,19 @@ def test_scores_each_row_by_the_models_logit_and_keeps_columns(tiny_cross_encode
     )  # fmt: skip
 
 
+def test_bf16_runs_a_bf16_copy_and_gives_nearly_the_fp32_logits(tiny_cross_encoder):
+    fp32 = cv.CrossEncoderScorer(tiny_cross_encoder, device="cpu")
+    bf16 = cv.CrossEncoderScorer(tiny_cross_encoder, device="cpu", dtype="bfloat16")
+    assert fp32.dtype == "fp32" and next(fp32.cross_encoder.model.parameters()).dtype == torch.float32
+    assert bf16.dtype == "bf16" and next(bf16.cross_encoder.model.parameters()).dtype == torch.bfloat16
+    assert repr(bf16).endswith("dtype='bf16')") and "dtype" not in repr(fp32)
+    a, b = fp32(ROWS)["score"].to_numpy(), bf16(ROWS)["score"].to_numpy()
+    assert b.dtype == np.float64 and not np.array_equal(a, b)  # really another precision
+    np.testing.assert_allclose(b, a, atol=0.05 * max(1.0, np.abs(a).max()))
+    with pytest.raises(ValueError, match="dtype must be 'bf16' or 'fp32'"):
+        cv.CrossEncoderScorer(tiny_cross_encoder, dtype="fp16")
+
+
 def test_empty_frames_bad_input_and_a_model_of_several_labels(tiny_cross_encoder, tiny_model_dir, tmp_path):
     scorer = cv.CrossEncoderScorer(tiny_cross_encoder, device="cpu")
     empty = scorer(ROWS.iloc[:0])
