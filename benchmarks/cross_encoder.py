@@ -45,6 +45,8 @@ def main() -> None:
     scorers = {dtype: cv.CrossEncoderScorer(args.model, dtype=dtype) for dtype in ("fp32", "bf16")}
     times, results, load = interleave_warm({d: (lambda s=s: s(pairs)) for d, s in scorers.items()}, args.rounds)
     fp32, bf16 = (results[d].sort_values(["qid", "docno"]).reset_index(drop=True) for d in ("fp32", "bf16"))
+    assert (fp32[["qid", "docno"]] == bf16[["qid", "docno"]]).all().all()  # the same pairs, row for row
+    ties = {d: int(f.duplicated(["qid", "score"]).sum()) for d, f in (("fp32", fp32), ("bf16", bf16))}
     taus, shared = [], []
     for (_, a), (_, b) in zip(fp32.groupby("qid"), bf16.groupby("qid")):
         taus.append(kendalltau(a["score"], b["score"]).statistic)
@@ -64,7 +66,8 @@ def main() -> None:
         f"bf16 is **{best:.2f}x** faster than fp32 (best over best; per round {spread(rounds)}).\n\n"
         f"Alike: largest logit difference {np.abs(fp32['score'] - bf16['score']).max():.3f} (fp32 logits span "
         f"{fp32['score'].min():.2f} to {fp32['score'].max():.2f}); Kendall's tau per query mean {np.mean(taus):.3f}, "
-        f"lowest {np.min(taus):.3f}; top-10 shared {np.mean(shared):.3f} on average, lowest {np.min(shared):.1f}."
+        f"lowest {np.min(taus):.3f}; top-10 shared {np.mean(shared):.3f} on average, lowest {np.min(shared):.1f}; "
+        f"pairs scoring the same as another of their query: fp32 {ties['fp32']}, bf16 {ties['bf16']}."
     )
     write_results(table, args.out, "CrossEncoderScorer: fp32 against bf16", None, started, notes)
 

@@ -70,7 +70,7 @@ def build_parser(load: Iterable[str] = ()) -> argparse.ArgumentParser:
 
 def as_options(message: str, parser: argparse.ArgumentParser, command: str) -> str:
     """``message`` with the Python argument names it shares with ``command``'s options written as those options
-    (``max_length must be at least 2`` -> ``--max-length must be at least 2``); only names with an underscore,
+    (``max_length must be a whole number`` -> ``--max-length must be a whole number``); only names with an underscore,
     which read as nothing else.
 
     >>> p = argparse.ArgumentParser(); sub = p.add_subparsers(dest="command")

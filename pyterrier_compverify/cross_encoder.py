@@ -42,8 +42,9 @@ class CrossEncoderScorer(pt.Transformer):
     of query and passage together (the passage is cut first), at most the model's positions (None: 128, or its
     positions where fewer); ``batch_size``: pairs
     per forward pass; ``device``: where the model runs (None: CUDA, else MPS, else CPU); ``dtype``: ``"fp32"`` (the
-    default, in which the results' cross-encoder figures were made) or ``"bf16"``, a bf16 copy of the model, faster
-    on a CPU with native bf16 and ranking nearly alike (``benchmarks/results/cross_encoder.md``).
+    default, also for None, in which the results' cross-encoder figures were made; ``COMPVERIFY_DTYPE`` does not
+    change it) or ``"bf16"``, the model in bf16, faster where :func:`~.encoder.fast_bf16` holds and ranking nearly
+    alike (``benchmarks/results/cross_encoder-stop53.md``).
 
         pipeline = bm25 % 30 >> pt.text.get_text(dataset, "text") >> cv.CrossEncoderScorer("path/to/cross-encoder")
     """
@@ -56,7 +57,7 @@ class CrossEncoderScorer(pt.Transformer):
         batch_size: int | None = None,
         text_field: str = "text",
         device: str | None = None,
-        dtype: str = "fp32",
+        dtype: str | None = "fp32",
         verbose: bool = False,
     ):
         import torch
@@ -67,7 +68,7 @@ class CrossEncoderScorer(pt.Transformer):
         check_max_length(max_length)
         self.text_field = text_field
         self.device = resolve_device(device)
-        self.dtype = check_dtype(dtype)
+        self.dtype = check_dtype(dtype) if dtype is not None else "fp32"
         warn_if_emulated(self.dtype, self.device)
         self.verbose = verbose
         resolved = resolve_model_path(self.model)
@@ -77,7 +78,7 @@ class CrossEncoderScorer(pt.Transformer):
                 resolved, max_length=self.max_length, activation_fn=torch.nn.Identity(), device=str(self.device)
             )
         if self.dtype == "bf16":
-            self.cross_encoder.model.to(torch.bfloat16)
+            self.cross_encoder.to(torch.bfloat16)
 
     def __repr__(self) -> str:
         dtype = f", dtype={self.dtype!r}" if self.dtype != "fp32" else ""

@@ -163,9 +163,9 @@ def skeleton_embeddings(config):
 
 
 def check_max_length(max_length) -> None:
-    """Refuse a ``max_length`` that is not None or a whole number of tokens >= 2 (special tokens)."""
-    whole = isinstance(max_length, (int, np.integer)) and not isinstance(max_length, bool)
-    if max_length is not None and not (whole and max_length >= 2):
+    """Refuse a ``max_length`` that is not None or a whole number of tokens >= 2 (special tokens); ``128.0`` is
+    128."""
+    if max_length is not None and not (_whole(max_length) and max_length >= 2):
         raise ValueError(f"max_length must be a whole number of tokens >= 2, not {max_length!r}")
 
 

@@ -221,9 +221,9 @@ def cross_encoder_stage(
 ) -> pt.Transformer:
     """A ranking's top ``top`` per query read again by ``cross_encoder`` (a transformer that scores rows, or a
     cross-encoder's name or folder for :class:`~.cross_encoder.CrossEncoderScorer`; give an instance for its
-    ``device``, ``batch_size`` or ``max_length``): its score and the ranking's, each z-normalised over those rows,
-    summed with ``weight`` (> 0) for the cross-encoder; the other rows follow in their order. ``texts``: the
-    passages' text, as for :func:`fusion_pipeline`."""
+    ``device``, ``batch_size``, ``max_length`` or ``dtype``): its score and the ranking's, each z-normalised over
+    those rows, summed with ``weight`` (> 0) for the cross-encoder; the other rows follow in their order.
+    ``texts``: the passages' text, as for :func:`fusion_pipeline`."""
     from .cross_encoder import CrossEncoderScorer
     from .fusion import ScoreFusion, check_weight
 

@@ -56,7 +56,7 @@ def test_scores_each_row_by_the_models_logit_and_keeps_columns(tiny_cross_encode
     )  # fmt: skip
 
 
-def test_bf16_runs_a_bf16_copy_and_gives_nearly_the_fp32_logits(tiny_cross_encoder):
+def test_bf16_runs_a_bf16_copy_and_gives_nearly_the_fp32_logits(tiny_cross_encoder, monkeypatch):
     fp32 = cv.CrossEncoderScorer(tiny_cross_encoder, device="cpu")
     bf16 = cv.CrossEncoderScorer(tiny_cross_encoder, device="cpu", dtype="bfloat16")
     assert fp32.dtype == "fp32" and next(fp32.cross_encoder.model.parameters()).dtype == torch.float32
@@ -67,6 +67,11 @@ def test_bf16_runs_a_bf16_copy_and_gives_nearly_the_fp32_logits(tiny_cross_encod
     np.testing.assert_allclose(b, a, atol=0.05 * max(1.0, np.abs(a).max()))
     with pytest.raises(ValueError, match="dtype must be 'bf16' or 'fp32'"):
         cv.CrossEncoderScorer(tiny_cross_encoder, dtype="fp16")
+    monkeypatch.setenv("COMPVERIFY_DTYPE", "bf16")  # the encoders' default; not the cross-encoder's
+    assert cv.CrossEncoderScorer(tiny_cross_encoder, dtype=None).dtype == "fp32"
+    assert cv.CrossEncoderScorer(tiny_cross_encoder, max_length=16.0).max_length == 16  # a whole number
+    with pytest.raises(ValueError, match="max_length must be a whole number of tokens >= 2, not 16.5"):
+        cv.CrossEncoderScorer(tiny_cross_encoder, max_length=16.5)
 
 
 def test_empty_frames_bad_input_and_a_model_of_several_labels(tiny_cross_encoder, tiny_model_dir, tmp_path):
