@@ -3,7 +3,8 @@
 The pairs: the first ``--queries`` SciFact *train* queries (a dev-side split), each with its BM25 top ``--top``
 abstracts (the package's PISA index), as a cross-encoder stage reads them. Both variants interleaved (each round
 runs them once), best of ``--rounds``, spread shown; then how alike they rank: the largest logit difference,
-Kendall's tau per query (mean and lowest), and the share of each query's top 10 they share.
+Kendall's tau per query (mean and lowest), the share of each query's top 10 they share, and how many scores repeat
+an earlier score of their query (ties).
 
     HF_HUB_OFFLINE=1 COMPVERIFY_DATA=/path/to/data python benchmarks/cross_encoder.py --model PATH [--threads 2]
 
@@ -67,7 +68,7 @@ def main() -> None:
         f"Alike: largest logit difference {np.abs(fp32['score'] - bf16['score']).max():.3f} (fp32 logits span "
         f"{fp32['score'].min():.2f} to {fp32['score'].max():.2f}); Kendall's tau per query mean {np.mean(taus):.3f}, "
         f"lowest {np.min(taus):.3f}; top-10 shared {np.mean(shared):.3f} on average, lowest {np.min(shared):.1f}; "
-        f"pairs scoring the same as another of their query: fp32 {ties['fp32']}, bf16 {ties['bf16']}."
+        f"scores repeating an earlier score of their query: fp32 {ties['fp32']}, bf16 {ties['bf16']}."
     )
     write_results(table, args.out, "CrossEncoderScorer: fp32 against bf16", None, started, notes)
 

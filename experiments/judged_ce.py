@@ -202,7 +202,8 @@ def summarise(args) -> None:
         (run,) = reference(DEV, data, args, set(met))
         (scifact_run,) = reference("dev:scifact-train", data, args)
         theirs = pd.DataFrame([row(label, run, scifact_run)]).assign(**{"cross-encoder": args.against_weight})
-    chain = f"`{meta['judged']}`" + (f" and the {depth - 1} reading(s) before it" if depth > 1 else "")
+    earlier = {2: "one earlier reading"}.get(depth, f"{depth - 1} earlier readings")
+    chain = f"`{meta['judged']}`" + (f" (and its {earlier})" if depth > 1 else "")
     lines = [
         f"Judged pairs: {len(old)} of {chain} and {len(new)} read for this study "
         f"({int(new['label'].sum())} relevant); {len(met)} queries have a relevant pair and are scored. System: the "
@@ -238,7 +239,8 @@ def summarise(args) -> None:
         ]
     markdown = "\n".join(lines) + "\n"
     title = "Judged Flickr8k dev sample: the cross-encoder's weight beside the fusion + WordNet (issue 18)"
-    write_table(table.round(4), folder / "summary", title, None, time.time() - started, markdown=markdown)
+    recorded = pd.concat([table.assign(model=meta["model"]), theirs.assign(model=against)]) if against else table
+    write_table(recorded.round(4), folder / "summary", title, None, time.time() - started, markdown=markdown)
     print(markdown)
 
 

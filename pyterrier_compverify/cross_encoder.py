@@ -44,7 +44,7 @@ class CrossEncoderScorer(pt.Transformer):
     per forward pass; ``device``: where the model runs (None: CUDA, else MPS, else CPU); ``dtype``: ``"fp32"`` (the
     default, also for None, in which the results' cross-encoder figures were made; ``COMPVERIFY_DTYPE`` does not
     change it) or ``"bf16"``, the model in bf16, faster where :func:`~.encoder.fast_bf16` holds and ranking nearly
-    alike (``benchmarks/results/cross_encoder-stop53.md``).
+    alike (``benchmarks/results/cross_encoder-stop53b.md``).
 
         pipeline = bm25 % 30 >> pt.text.get_text(dataset, "text") >> cv.CrossEncoderScorer("path/to/cross-encoder")
     """

@@ -165,7 +165,8 @@ def skeleton_embeddings(config):
 def check_max_length(max_length) -> None:
     """Refuse a ``max_length`` that is not None or a whole number of tokens >= 2 (special tokens); ``128.0`` is
     128."""
-    if max_length is not None and not (_whole(max_length) and max_length >= 2):
+    number = isinstance(max_length, (int, float, np.integer, np.floating))
+    if max_length is not None and not (number and _whole(max_length) and max_length >= 2):
         raise ValueError(f"max_length must be a whole number of tokens >= 2, not {max_length!r}")
 
 

@@ -70,8 +70,9 @@ def test_bf16_runs_a_bf16_copy_and_gives_nearly_the_fp32_logits(tiny_cross_encod
     monkeypatch.setenv("COMPVERIFY_DTYPE", "bf16")  # the encoders' default; not the cross-encoder's
     assert cv.CrossEncoderScorer(tiny_cross_encoder, dtype=None).dtype == "fp32"
     assert cv.CrossEncoderScorer(tiny_cross_encoder, max_length=16.0).max_length == 16  # a whole number
-    with pytest.raises(ValueError, match="max_length must be a whole number of tokens >= 2, not 16.5"):
-        cv.CrossEncoderScorer(tiny_cross_encoder, max_length=16.5)
+    for bad in (16.5, "16"):
+        with pytest.raises(ValueError, match=f"max_length must be a whole number of tokens >= 2, not {bad!r}"):
+            cv.CrossEncoderScorer(tiny_cross_encoder, max_length=bad)
 
 
 def test_empty_frames_bad_input_and_a_model_of_several_labels(tiny_cross_encoder, tiny_model_dir, tmp_path):
@@ -198,8 +199,8 @@ def test_positions_read_before_loading_equal_the_loaded_models(model_type, pad):
     config = AutoConfig.for_model(model_type, num_hidden_layers=1, hidden_size=32, num_attention_heads=2,
                                   intermediate_size=37, vocab_size=99, max_position_embeddings=66, **extra)  # fmt: skip
     loaded = AutoModel.from_config(config).embeddings
-    truth = 66 - (loaded.padding_idx + 1) if getattr(loaded, "padding_idx", None) is not None else 66
-    assert usable_positions(config, loaded) == truth
+    padding = getattr(loaded, "padding_idx", None)  # what the bi-encoder reads from its loaded model
+    truth = 66 - (padding + 1) if padding is not None else 66
     assert usable_positions(config, skeleton_embeddings(config)) == truth
     if pad is None:
         assert usable_positions(config) == truth

@@ -4,7 +4,6 @@ the command line are in test_reliability_cli.py."""
 from __future__ import annotations
 
 import json
-import sys
 
 import pandas as pd
 import pytest
@@ -590,36 +589,3 @@ def test_the_cache_folder_variable_expands_a_tilde_and_ignores_an_empty_value(mo
     assert cache_dir() == tmp_path / "x"
     monkeypatch.setenv("COMPVERIFY_CACHE", " ")
     assert cache_dir() == Path.home() / ".cache" / "pyterrier_compverify"
-
-
-def test_a_build_that_waits_for_the_lock_says_so_and_goes_on_when_it_is_released(tmp_path, monkeypatch):
-    import io
-    import threading
-
-    from pyterrier_compverify.artifacts import build_lock
-
-    target, holding, release = tmp_path / "cache", threading.Event(), threading.Event()
-
-    class Stderr(io.StringIO):  # lets the holder go once the waiting build has said it waits
-        def write(self, text):
-            release.set()
-            return super().write(text)
-
-    def hold():
-        with build_lock(target):
-            holding.set()
-            release.wait(30)
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    assert holding.wait(30)
-    monkeypatch.setattr(sys, "stderr", Stderr())
-    with build_lock(target, wait=True) as locked:
-        assert locked and release.is_set()  # it said it waited before it held the lock
-    holder.join(30)
-    assert f"waiting for another process building {target}" in sys.stderr.getvalue()
-    monkeypatch.setattr(sys, "stderr", Stderr())
-    release.clear()
-    with build_lock(target, wait=True):  # nothing to wait for: nothing said
-        pass
-    assert sys.stderr.getvalue() == "" and not release.is_set()
