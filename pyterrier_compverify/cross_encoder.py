@@ -19,7 +19,6 @@ from ._device import resolve_device
 from .encoder import (
     check_batch_size,
     check_dtype,
-    check_max_length,
     check_texts,
     checked_max_length,
     hub_could_not_give,
@@ -65,7 +64,6 @@ class CrossEncoderScorer(pt.Transformer):
 
         self.model = str(model)
         self.batch_size = check_batch_size(batch_size, 64)
-        check_max_length(max_length)
         self.text_field = text_field
         self.device = resolve_device(device)
         self.dtype = check_dtype(dtype) if dtype is not None else "fp32"

@@ -185,7 +185,7 @@ def fusion_pipeline(
     from .wordnet_coverage import WordNetCoverage
 
     if (check_weight(wordnet, name="the WordNet weight") or cross_encoder is not None) and texts is None:
-        raise ValueError("wordnet and cross_encoder need texts=, the dataset whose passages they read (a Collection)")
+        _text_stage(texts, "wordnet and cross_encoder read the passages")  # its one-line error
     if cross_encoder is not None and features:
         raise ValueError("features=True ends before the cross-encoder: leave cross_encoder out")
     if weighted is None:
@@ -194,8 +194,7 @@ def fusion_pipeline(
     dense = encoder.query_token_encoder() >> indices.flex.retriever(num_results=depth, drop_query_vec=True)
     scorers, weights = {"wmaxsim": weighted, "bm25": bm25}, dict(FUSION_WEIGHTS)
     if wordnet:
-        loader = texts if isinstance(texts, pt.Transformer) else pt.text.get_text(texts, "text")
-        scorers["wordnet"] = loader >> WordNetCoverage(verbose=verbose)
+        scorers["wordnet"] = _text_stage(texts, "wordnet reads the passages") >> WordNetCoverage(verbose=verbose)
         weights["wordnet"] = wordnet
     fusion = ScoreFusion(scorers, weights=weights, retrievers=("bm25",))
     if features:
@@ -229,12 +228,19 @@ def cross_encoder_stage(
 
     if not check_weight(weight, name="the cross-encoder's weight"):
         raise ValueError("a cross-encoder weight of 0 leaves it out: give a weight > 0, or no cross_encoder")
-    if texts is None:
-        raise ValueError("cross_encoder_stage needs texts=, the dataset whose passages it reads (a Collection)")
+    loader = _text_stage(texts, "cross_encoder_stage reads the passages")
     if isinstance(cross_encoder, (str, os.PathLike)):
         cross_encoder = CrossEncoderScorer(str(cross_encoder), verbose=verbose)
-    loader = texts if isinstance(texts, pt.Transformer) else pt.text.get_text(texts, "text")
     return ScoreFusion({"ce": loader >> cross_encoder}, {"first": 1.0, "ce": weight}, input_score="first", top=top)
+
+
+def _text_stage(texts, why: str) -> pt.Transformer:
+    """``texts`` as a transformer that adds each row's passage text: itself when it is one (e.g.
+    ``datasets.CorpusText(collection)``), else ``pt.text.get_text(texts, "text")`` (a Collection, an ir_datasets
+    dataset); None is a one-line error that starts with ``why``."""
+    if texts is None:
+        raise ValueError(f"{why}: the pipeline needs texts=, the dataset that holds them (e.g. a Collection)")
+    return texts if isinstance(texts, pt.Transformer) else pt.text.get_text(texts, "text")
 
 
 def plain_dense_run(collection, encoder: TokenEncoder, topics: pd.DataFrame, k: int = 1000) -> pd.DataFrame:
