@@ -20,6 +20,7 @@ with :func:`fuse` without scoring again.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Collection, Mapping
 
 import numpy as np
@@ -52,15 +53,19 @@ def normalise(scores: pd.Series, qids: pd.Series, how: str = "zscore") -> pd.Ser
     return pd.Series(np.where(spread > 0, out, 0.0), index=scores.index)
 
 
-def check_weight(weight, name: str = "a fusion weight") -> float:
-    """``weight`` of a signal in a fusion, checked: a finite number >= 0 (the error calls it ``name``).
+def check_weight(weight, name: str = "a fusion weight", signed: bool = False) -> float:
+    """``weight`` of a signal in a fusion, checked: a finite number >= 0, or any finite number where ``signed``
+    (the error calls it ``name``).
 
     >>> check_weight(float("inf"), name="the WordNet weight")
     Traceback (most recent call last):
     ValueError: the WordNet weight must be a finite number >= 0, not inf
+    >>> check_weight(-0.5, signed=True), check_weight(np.int64(2))
+    (-0.5, 2.0)
     """
-    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not (math.isfinite(weight) and weight >= 0):
-        raise ValueError(f"{name} must be a finite number >= 0, not {weight!r}")
+    number = isinstance(weight, numbers.Real) and not isinstance(weight, bool) and math.isfinite(weight)
+    if not number or (weight < 0 and not signed):
+        raise ValueError(f"{name} must be a finite number{'' if signed else ' >= 0'}, not {weight!r}")
     return float(weight)
 
 
@@ -133,7 +138,7 @@ class ScoreFusion(pt.Transformer):
         if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
             raise ValueError(f"top must be a whole number >= 1 (the rows fused per query), not {top!r}")
         self.scorers = dict(scorers)
-        self.weights = {name: float(w) for name, w in weights.items()}
+        self.weights = {name: check_weight(w, f"the weight of {name!r}", signed=True) for name, w in weights.items()}
         self.retrievers = tuple(retrievers)
         self.norm = norm
         self.input_score = input_score
@@ -197,7 +202,8 @@ class ScoreFusion(pt.Transformer):
         head = self._fused(inp[rank < self.top])
         tail = inp[rank >= self.top].drop(columns=["rank"], errors="ignore")
         lowest = head.groupby("qid")["score"].min()  # the tail below the fused rows, in its own order
-        tail = tail.assign(score=tail["qid"].map(lowest).to_numpy() - 1.0 - (rank[rank >= self.top] - self.top))
+        below = tail["qid"].map(lowest).to_numpy(dtype=float) - 1.0 - (rank[rank >= self.top] - self.top)
+        tail = tail.assign(score=below)  # floats also when empty (no query has more than top rows)
         out = pd.concat([head.drop(columns=["rank"]), tail[[c for c in head.columns if c != "rank"]]])
         return pt.model.add_ranks(out.sort_values(["qid", "score"], ascending=[True, False]).reset_index(drop=True))
 

@@ -31,7 +31,7 @@ class DistinctDocVectors(pt.Transformer):
         self.encoder = encoder
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
-        codes, texts = pd.factorize(inp[self.encoder.text_field])
+        codes, texts = pd.factorize(inp[self.encoder.text_field], use_na_sentinel=False)  # None: refused by encode
         vectors = self.encoder.encode_docs(list(texts))
         return inp.assign(doc_vec=list(np.asarray(vectors)[codes]))
 

@@ -302,7 +302,9 @@ class TokenReranker(pt.Transformer):
         (their scores are S until it is applied; else None)."""
         if store is not None:
             deferred = DeferredVerdicts(self.head) if is_gated(self.head) else None
-            codes, unique = pd.factorize(inp["docno"])  # one store lookup per distinct docno, for the whole frame
+            # one store lookup per distinct docno, for the whole frame; a missing docno (None, NaN) is looked up too,
+            # so that the store refuses it (a code of -1 would read the last docno's states)
+            codes, unique = pd.factorize(inp["docno"], use_na_sentinel=False)
             starts, ends = store.row_ranges(np.asarray(unique, dtype=object))
             starts, ends = starts[codes], ends[codes]
 

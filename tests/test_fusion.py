@@ -95,6 +95,20 @@ def test_weights_must_name_known_scorers():
         fuse(CANDIDATES, {"missing": 1.0})
 
 
+@pytest.mark.parametrize("weight", [float("nan"), float("inf"), "1", True])
+def test_a_weight_that_is_not_a_finite_number_is_refused_when_built(weight):
+    with pytest.raises(ValueError, match="the weight of 'a' must be a finite number, not"):
+        ScoreFusion({"a": fixed({})}, weights={"a": weight})
+    assert ScoreFusion({"a": fixed({})}, weights={"a": -1}).weights == {"a": -1.0}  # a signal can count against
+
+
+def test_top_keeps_float_scores_when_no_query_has_more_rows():
+    scores = {(q, d): float(i) for i, (q, d) in enumerate(zip(CANDIDATES["qid"], CANDIDATES["docno"]))}
+    out = ScoreFusion({"a": fixed(scores)}, weights={"a": 1.0}, top=30)(CANDIDATES)
+    assert out["score"].dtype == np.float64 and len(out) == len(CANDIDATES)  # was object, which sorts as text
+    assert out.groupby("qid")["docno"].apply(list).to_dict() == {"1": ["c", "b", "a"], "2": ["c", "a"]}
+
+
 def test_empty_input_gives_an_empty_frame():
     out = ScoreFusion({"a": fixed({})}, weights={"a": 1.0})(CANDIDATES.iloc[:0])
     assert len(out) == 0 and {"score", "rank"} <= set(out.columns)

@@ -102,6 +102,14 @@ def test_nan_text_is_a_clear_error(tiny_encoder):
         MaxSim(tiny_encoder)(inp)
 
 
+@pytest.mark.parametrize("missing", [None, np.nan])
+def test_a_missing_docno_is_refused_by_the_store_not_scored_as_another(tiny_encoder, store, missing):
+    inp = result_frame().drop(columns=["text"]).astype({"docno": object})
+    inp.loc[1, "docno"] = missing  # its code was -1, which read the last distinct docno's states
+    with pytest.raises(KeyError, match=r"1 docno\(s\) not in TokenStore"):
+        MaxSim(tiny_encoder, store=store)(inp)
+
+
 def test_store_from_another_encoder_refused(tiny_model_dir, store):
     from pyterrier_compverify import TokenEncoder
 
