@@ -68,10 +68,13 @@ def build_parser(load: Iterable[str] = ()) -> argparse.ArgumentParser:
     return parser
 
 
+QUOTED = re.compile(r"""(?<!\w)('[^'\n]*'|"[^"\n]*")(?!\w)""")  # a value as repr() quotes it
+
+
 def as_options(message: str, parser: argparse.ArgumentParser, command: str) -> str:
     """``message`` with the Python argument names it shares with ``command``'s options written as those options
     (``max_length must be a whole number`` -> ``--max-length must be a whole number``); only names with an underscore,
-    which read as nothing else.
+    which read as nothing else, and not inside a quoted value (what the user gave) or a path.
 
     >>> p = argparse.ArgumentParser(); sub = p.add_subparsers(dest="command")
     >>> _ = sub.add_parser("demo").add_argument("--max-length", type=int)
@@ -79,15 +82,19 @@ def as_options(message: str, parser: argparse.ArgumentParser, command: str) -> s
     '--max-length=600 exceeds the 512 positions: use --max-length <= 512'
     >>> as_options("no index at /home/u/max_length/x", p, "demo")  # a path keeps its names
     'no index at /home/u/max_length/x'
+    >>> as_options("reranker 'max_length' is not a folder, max_length is", p, "demo")  # nor a value the user gave
+    "reranker 'max_length' is not a folder, --max-length is"
     """
     sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
     if sub is None or command not in sub.choices:
         return message
+    parts = QUOTED.split(message)  # odd parts: the quoted values, kept as they are
     for action in sub.choices[command]._actions:
         long = next((o for o in action.option_strings if o.startswith("--")), None)
         if long and "_" in action.dest:
-            message = re.sub(rf"(?<![\w\-/.~]){action.dest}(?![\w/])", long, message)  # not inside a path
-    return message
+            pattern = rf"(?<![\w\-/.~]){action.dest}(?![\w/])"  # not inside a path
+            parts[::2] = [re.sub(pattern, long, part) for part in parts[::2]]
+    return "".join(parts)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -72,7 +72,7 @@ def weights_fingerprint(state: dict) -> str:
     for name, tensor in sorted(state.items()):
         digest.update(name.encode())
         digest.update(str(tuple(tensor.shape)).encode())
-        digest.update(tensor.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
+        digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
     return digest.hexdigest()[:16]
 
 
@@ -131,22 +131,30 @@ PADDING_NUMBERED = (
     "camembert", "data2vec-text", "ibert", "layoutlmv3", "lilt", "longformer", "luke", "markuplm", "mpnet",
     "roberta", "roberta-prelayernorm", "xlm-roberta", "xlm-roberta-xl", "xmod",
 )  # fmt: skip
+FIXED_PADDING = {"mpnet": 1}  # padding_idx set by the model's code, whatever the config's pad_token_id
 
 
 def usable_positions(config, embeddings=None) -> int | None:
     """The token positions a transformer can read, None where ``config`` names no limit:
     ``max_position_embeddings``, less ``padding_idx + 1`` for RoBERTa-type models, which number positions from
     there (514 -> 512). ``padding_idx`` is read from ``embeddings`` (the model's, loaded or :func:`skeleton_embeddings`)
-    where it has one, else from the config of a model type in ``PADDING_NUMBERED``.
+    where it has one, else from the config of a model type in ``PADDING_NUMBERED`` (``FIXED_PADDING`` where the
+    model's code sets it).
 
     >>> from transformers import BertConfig, MPNetConfig, RobertaConfig
     >>> [usable_positions(c(max_position_embeddings=514)) for c in (BertConfig, RobertaConfig, MPNetConfig)]
     [514, 512, 512]
+    >>> usable_positions(RobertaConfig(max_position_embeddings=514, pad_token_id=0))
+    513
+    >>> usable_positions(MPNetConfig(max_position_embeddings=514, pad_token_id=0))
+    512
     """
     positions = getattr(config, "max_position_embeddings", None)
     padding = getattr(embeddings, "padding_idx", None)
-    if padding is None and getattr(config, "model_type", None) in PADDING_NUMBERED:
+    model_type = getattr(config, "model_type", None)
+    if padding is None and model_type in PADDING_NUMBERED:
         padding = config.pad_token_id if config.pad_token_id is not None else 1
+        padding = FIXED_PADDING.get(model_type, padding)
     return positions - (int(padding) + 1) if positions and padding is not None else positions
 
 
@@ -306,8 +314,8 @@ def check_dtype(dtype) -> str:
     >>> check_dtype("bfloat16"), check_dtype(torch.float32)
     ('bf16', 'fp32')
     """
-    name = _DTYPE_ALIASES.get(dtype, dtype)
-    if name not in COMPUTE_DTYPES:
+    name = _DTYPE_ALIASES.get(dtype, dtype) if isinstance(dtype, (str, torch.dtype)) else dtype
+    if not isinstance(name, str) or name not in COMPUTE_DTYPES:
         raise ValueError(
             f"dtype must be 'bf16' or 'fp32' (or 'float32' / 'bfloat16', or the torch dtypes; None where a default "
             f"applies), got {dtype!r}"

@@ -30,6 +30,20 @@ FUSION_WEIGHTS = {"wmaxsim": 1.0, "bm25": 0.1}
 CROSS_ENCODER_WEIGHT, CROSS_ENCODER_TOP = 0.25, 30
 
 
+def check_depth(depth, name: str = "depth") -> int:
+    """``depth`` (candidates per query) if it is a whole number >= 1, else a ValueError naming ``name``.
+
+    >>> check_depth(300)
+    300
+    >>> check_depth(0, "fusion_depth")
+    Traceback (most recent call last):
+    ValueError: fusion_depth must be a whole number >= 1 (candidates per query), not 0
+    """
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
+        raise ValueError(f"{name} must be a whole number >= 1 (candidates per query), not {depth!r}")
+    return int(depth)
+
+
 def strip_punctuation(text: str) -> str:
     """Punctuation to spaces, for PISA's query parser.
 
@@ -141,6 +155,7 @@ def standard_pipelines(
     """BM25, dense, and dense's top ``depth`` reranked by each of ``rerankers`` (name -> reranker; default
     MaxSim from the TokenStore). A reranker named ``MaxSim`` also reranks BM25's top ``depth`` (a control:
     the same reranker over lexical recall)."""
+    depth = check_depth(depth)
     bm25 = bm25_pipeline(indices.pisa, language=indices.language)
     dense = encoder.query_token_encoder() >> indices.flex.retriever(num_results=1000, drop_query_vec=True)
     if rerankers is None:
@@ -184,6 +199,7 @@ def fusion_pipeline(
     from .verifier import WeightedMaxSim
     from .wordnet_coverage import WordNetCoverage
 
+    depth = check_depth(depth)
     if (check_weight(wordnet, name="the WordNet weight") or cross_encoder is not None) and texts is None:
         _text_stage(texts, "wordnet and cross_encoder read the passages")  # its one-line error
     if cross_encoder is not None and features:

@@ -352,7 +352,7 @@ class TokenStore(pt.Artifact):
         codec = resolve_codec(codec)
         self._load()
         target = TokenStore(path)
-        if Path(path).resolve() == Path(self.path).resolve():
+        if Path(target.path).resolve() == Path(self.path).resolve():  # "~" expanded by TokenStore
             raise ValueError(f"recode {self} to another path: a store cannot be recoded in place")
         with target._building(mode) as (tmp, _):
             np.save(tmp / OFFSETS_FILE, self._offsets)  # the ones opened with the states, not the path's now

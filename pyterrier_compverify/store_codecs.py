@@ -189,6 +189,10 @@ class PQCodec(StateCodec):
     def __init__(self, m: int | None = None, *, sample: int = DEFAULT_SAMPLE, seed: int = 0, normalise: bool = True):
         if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 1):
             raise ValueError(f"pq codec: m={m!r} must be a positive integer (bytes per token)")
+        if isinstance(sample, bool) or not isinstance(sample, (int, np.integer)) or sample < self.KSUB:
+            raise ValueError(f"pq codec: sample={sample!r} must be a whole number >= {self.KSUB} (one per centroid)")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**32:
+            raise ValueError(f"pq codec: seed={seed!r} must be a whole number from 0 to 2**32 - 1")
         self.m, self.sample, self.seed, self.normalise = m, int(sample), int(seed), bool(normalise)
         self.centroids: np.ndarray | None = None  # (m, 256, dim / m) float32
         self._faiss = None  # the faiss quantiser: trained by fit, or rebuilt from the centroids to decode
@@ -300,7 +304,7 @@ def resolve_codec(codec: str | dict | StateCodec | None) -> StateCodec:
         return codec
     params = dict(codec) if isinstance(codec, dict) else {"name": codec}
     name = params.pop("name", None)
-    if name not in CODECS:
+    if not isinstance(name, str) or name not in CODECS:
         raise ValueError(f"unknown store codec {name!r}: choose one of {', '.join(map(repr, CODECS))}")
     params.pop("nbits", None)  # recorded for readers; always 8
     try:

@@ -74,8 +74,9 @@ def test_each_dtype_really_runs_its_precision(encoders):
 def test_dtype_option_and_default(monkeypatch):
     monkeypatch.delenv("COMPVERIFY_DTYPE", raising=False)  # the timed default, not the user's fixed one
     assert check_dtype("bfloat16") == "bf16" and check_dtype(torch.float32) == "fp32"
-    with pytest.raises(ValueError, match="'bf16' or 'fp32'"):
-        check_dtype("fp16")
+    for wrong in ("fp16", ["bf16"], {"bf16"}, 16):  # a list or set: the same one-line error, not a TypeError
+        with pytest.raises(ValueError, match="'bf16' or 'fp32'"):
+            check_dtype(wrong)
     assert default_dtype(torch.device("cuda")) == "fp32"
     assert default_dtype(torch.device("cpu")) == ("bf16" if fast_bf16() else "fp32")
 

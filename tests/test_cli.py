@@ -63,6 +63,18 @@ def test_unknown_dataset_is_a_one_line_error_with_a_hint(capsys):
 def test_unknown_reranker_fails_before_any_model_is_loaded(capsys):
     err = _one_line_error(["evaluate", "irds:cranfield", "--rerankers", "maxsim,nope"], capsys)
     assert err.startswith("compverify evaluate: error: reranker 'nope' is neither")
+    err = _one_line_error(["evaluate", "irds:cranfield", "--rerankers", "batch_size"], capsys)
+    assert err.startswith("compverify evaluate: error: reranker 'batch_size' is neither")  # as typed, not an option
+
+
+def test_a_folder_given_with_a_tilde_is_found(tmp_path, monkeypatch):
+    from pyterrier_compverify.evaluate import check_fusion, check_rerankers
+
+    (tmp_path / "head").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path))  # "--rerankers=~/head": the shell leaves the tilde to us
+    assert check_rerankers(["~/head"]) == ["~/head"] and check_fusion("~/head", None) == 300
+    with pytest.raises(TypeError, match=r"a list of names, not the string 'maxsim,mapcnn': e.g. \['maxsim', 'map"):
+        check_rerankers("maxsim,mapcnn")
 
 
 def test_fusion_head_that_is_not_a_folder_fails_before_any_model_is_loaded(capsys):

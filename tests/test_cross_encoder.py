@@ -171,7 +171,21 @@ def test_evaluate_adds_the_cross_encoder_system_and_refuses_it_without_fusion(
     )  # fmt: skip
     assert {plain, with_ce} <= set(results["name"]) and with_ce.endswith("+ BM25 >> 0.25 CrossEncoder")
     assert "Loading weights" not in capsys.readouterr().err  # quiet with verbose=False
+    made = []
+    monkeypatch.setattr(cv.CrossEncoderScorer, "__init__", spy_on(cv.CrossEncoderScorer.__init__, made))
+    in_bf16 = evaluate.fusion_label(4, 0.0, 0.25, "bf16")
+    results = evaluate.run_evaluation(
+        "tiny", model=tiny_encoder.model_name, max_length=16, device="cpu", rerankers=["maxsim"],
+        index_dir=tmp_path / "indices", out_dir=None, fusion=str(tmp_path / "f1w"), fusion_depth=4,
+        fusion_cross_encoder=tiny_cross_encoder, fusion_cross_encoder_dtype="bfloat16", baseline=in_bf16, verbose=False,
+    )  # fmt: skip
+    assert in_bf16 in set(results["name"]) and in_bf16 == f"{with_ce} (bf16)"
+    assert [scorer.dtype for scorer in made] == ["bf16"]
+    with pytest.raises(ValueError, match="dtype must be 'bf16' or 'fp32'"):
+        evaluate.run_evaluation("tiny", fusion=True, fusion_cross_encoder=tiny_cross_encoder,
+                                fusion_cross_encoder_dtype="fp16")  # fmt: skip
     for argv, message in [
+        (["--fusion", "--fusion-cross-encoder-dtype", "bf16"], "has no effect without --fusion-cross-encoder"),
         (["--fusion-cross-encoder", tiny_cross_encoder], "--fusion-cross-encoder has no effect without --fusion"),
         (["--fusion", "--fusion-cross-encoder-weight", "0.5"], "has no effect without --fusion-cross-encoder"),
         (["--fusion", "--fusion-cross-encoder", "x", "--fusion-cross-encoder-weight", "0"], "0 leaves the cross-enc"),
@@ -183,14 +197,23 @@ def test_evaluate_adds_the_cross_encoder_system_and_refuses_it_without_fusion(
         assert len(err) == 1 and message in err[0], err
 
 
+def spy_on(init, made: list):
+    """``init`` that also appends each object it built to ``made``."""
+
+    def spied(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        made.append(self)
+
+    return spied
+
+
 @pytest.mark.parametrize(
     ("model_type", "pad"),
     [(t, None) for t in ["bert", "distilbert", "electra", *PADDING_NUMBERED]] + [("roberta", 0), ("mpnet", 0)],
 )
 def test_positions_read_before_loading_equal_the_loaded_models(model_type, pad):
     """A cross-encoder is checked before its weights load, a bi-encoder from its loaded embeddings: the same answer,
-    by the config alone where it is a type of ``PADDING_NUMBERED`` with the usual padding id, and by the weightless
-    skeleton always."""
+    by the config alone and by the weightless skeleton."""
     from transformers import AutoConfig, AutoModel
 
     from pyterrier_compverify.encoder import skeleton_embeddings, usable_positions
@@ -202,8 +225,7 @@ def test_positions_read_before_loading_equal_the_loaded_models(model_type, pad):
     padding = getattr(loaded, "padding_idx", None)  # what the bi-encoder reads from its loaded model
     truth = 66 - (padding + 1) if padding is not None else 66
     assert usable_positions(config, skeleton_embeddings(config)) == truth
-    if pad is None:
-        assert usable_positions(config) == truth
+    assert usable_positions(config) == truth
 
 
 def test_a_model_that_is_not_a_cross_encoder_or_too_short_is_refused_before_it_loads(

@@ -66,6 +66,16 @@ def test_fingerprint_tracks_weights(tiny_model_dir):
     assert a.fingerprint != b.fingerprint
 
 
+def test_fingerprint_reads_scalar_tensors_as_their_bytes():
+    from pyterrier_compverify.encoder import weights_fingerprint
+
+    matrix = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    assert weights_fingerprint({"w": matrix}) != weights_fingerprint({"w": matrix + 1})
+    scalar = {"scale": torch.tensor(2.5), "count": torch.tensor(3)}  # 0-dim: a logit scale, a step counter
+    assert weights_fingerprint(scalar) != weights_fingerprint({**scalar, "scale": torch.tensor(2.0)})
+    assert weights_fingerprint({"w": matrix.T}) == weights_fingerprint({"w": matrix.T.contiguous()})
+
+
 def test_bad_max_length(tiny_model_dir):
     from pyterrier_compverify import TokenEncoder
 

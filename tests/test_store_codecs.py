@@ -264,7 +264,18 @@ def test_bad_codec_entry_in_metadata_names_the_file(stores, tmp_path):
         len(TokenStore(copy.path))
 
 
-@pytest.mark.parametrize("codec", ["int4", {"name": "pq", "m": 5}, {"name": "pq", "bits": 4}])
+@pytest.mark.parametrize(
+    "codec",
+    [
+        "int4",
+        ["int8"],
+        {"name": "pq", "m": 5},
+        {"name": "pq", "bits": 4},
+        {"name": "pq", "sample": 100},  # fewer than the 256 centroids: before, refused only after encoding
+        {"name": "pq", "sample": 1000.5},
+        {"name": "pq", "seed": -1},
+    ],
+)
 def test_unknown_codec_refused_in_one_line_before_any_work(stores, tiny_encoder, tmp_path, codec):
     with pytest.raises(ValueError) as caught:
         TokenStore(tmp_path / "s.tokens").indexer(tiny_encoder, verbose=False, codec=codec)
@@ -285,6 +296,9 @@ def test_pq_on_too_small_a_corpus_says_what_to_use(tiny_encoder, tmp_path):
     assert not TokenStore(tmp_path / "s.tokens").built()
 
 
-def test_recode_in_place_refused(stores):
+def test_recode_in_place_refused(stores, monkeypatch):
     with pytest.raises(ValueError, match="in place"):
         stores["int8"].recode(stores["int8"].path, codec="pq", mode="overwrite")
+    monkeypatch.setenv("HOME", str(stores["int8"].path.parent))  # the same folder as "~/...", which TokenStore reads
+    with pytest.raises(ValueError, match="in place"):
+        stores["int8"].recode(f"~/{stores['int8'].path.name}", codec="pq", mode="overwrite")
