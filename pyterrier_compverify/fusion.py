@@ -113,7 +113,8 @@ class ScoreFusion(pt.Transformer):
     nothing for it); ``norm``: ``zscore`` (default), ``minmax`` or ``none``. ``input_score``: a name for the
     input's own ``score``, a feature beside the scorers' (e.g. a first fusion's score, with a cross-encoder read on
     top of it). ``top``: fuse only each query's top ``top`` rows of the input (by its score) and put the others
-    below them in their order, unscored (for a costly scorer).
+    below them in their order, unscored (for a costly scorer). The output has one row per (qid, docno): a repeated
+    docno keeps its first row.
     """
 
     def __init__(
