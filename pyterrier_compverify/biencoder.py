@@ -18,15 +18,29 @@ from pathlib import Path
 import pyterrier as pt
 import pyterrier_alpha as pta
 
-from .artifacts import SizedIterator, build_lock, corpus_length, docno_text, remove_path, write_json
+from .artifacts import (
+    CorruptArtifactError,
+    SizedIterator,
+    build_lock,
+    corpus_length,
+    docno_text,
+    remove_path,
+    write_json,
+    write_texts,
+)
 from .encoder import TokenEncoder, check_batch_size
 from .spec import EncoderSpec
 from .store import TokenStore
 from .store_codecs import resolve_codec
 
 DENSE_DIR, TOKENS_DIR = "dense", "tokens"
+BUILDING_KEY = "building"  # encoder.json while a build runs: {"building": spec}
 ENCODER_FILE = "encoder.json"  # the spec of the encoder that built the index (its dense part has no other record)
 MODES = ("create", "reuse", "overwrite")
+
+
+class IncompleteIndexError(CorruptArtifactError):
+    """An index whose build stopped before its end (its ``encoder.json`` still says it is building)."""
 
 
 @dataclass(frozen=True)
@@ -103,15 +117,24 @@ class BiEncoder(TokenEncoder):
         if mode == "create" and any((path / part).exists() for part in (DENSE_DIR, TOKENS_DIR)):
             raise FileExistsError(f"{path} already exists; pass mode='reuse' or mode='overwrite'")
         built = "create" if mode == "create" else "overwrite"
-        if token_states:
-            indexer = store.indexer(self, flex_index=flex, verbose=verbose, mode=built, codec=wanted)
-            indexer.index(_unique_docnos(docs, total))
-        else:
-            if (path / TOKENS_DIR).exists():  # first: the old documents' token states must never meet new vectors
-                with build_lock(path / TOKENS_DIR):
-                    remove_path(path / TOKENS_DIR)
-            (self.doc_encoder(verbose=verbose) >> flex.indexer(mode=built)).index(_unique_docnos(docs, total))
-        write_json(path / ENCODER_FILE, self.spec.to_dict())
+        path.mkdir(parents=True, exist_ok=True)
+        record, parts = path / ENCODER_FILE, _parts_placed(path)
+        held = record.read_text(encoding="utf-8") if record.is_file() else None
+        write_json(record, {BUILDING_KEY: self.spec.to_dict()})  # until the last part is in place
+        try:
+            if token_states:
+                indexer = store.indexer(self, flex_index=flex, verbose=verbose, mode=built, codec=wanted)
+                indexer.index(_unique_docnos(docs, total))
+            else:
+                if (path / TOKENS_DIR).exists():  # first: the old documents' token states must never meet new vectors
+                    with build_lock(path / TOKENS_DIR):
+                        remove_path(path / TOKENS_DIR)
+                (self.doc_encoder(verbose=verbose) >> flex.indexer(mode=built)).index(_unique_docnos(docs, total))
+        except BaseException:
+            if _parts_placed(path) == parts:  # stopped before any part moved: the index is as it was
+                write_texts({record: held}) if held is not None else record.unlink(missing_ok=True)
+            raise
+        write_json(record, self.spec.to_dict())
         return self.open_index(path)
 
     def open_index(self, path: str | os.PathLike) -> BiEncoderIndex:
@@ -124,8 +147,12 @@ class BiEncoder(TokenEncoder):
                 f"{path} holds no index ({DENSE_DIR}/ missing): build it with model.index(docs, path)"
             )
         if (path / ENCODER_FILE).is_file():
-            built_by = EncoderSpec.from_dict(json.loads((path / ENCODER_FILE).read_text(encoding="utf-8")))
-            built_by.check(self.spec, f"the index at {path}")
+            record = json.loads((path / ENCODER_FILE).read_text(encoding="utf-8"))
+            if BUILDING_KEY in record:  # a build stopped before its end: its parts may come from two encoders
+                raise IncompleteIndexError(
+                    f"the index at {path} was being built when it stopped: rebuild it with mode='overwrite'"
+                )
+            EncoderSpec.from_dict(record).check(self.spec, f"the index at {path}")
         store = TokenStore(path / TOKENS_DIR) if (path / TOKENS_DIR).is_dir() else None
         if store is not None:
             store.check_encoder(self)
@@ -138,7 +165,10 @@ class BiEncoder(TokenEncoder):
             return None
         if token_states and not TokenStore(path / TOKENS_DIR).built():
             return None
-        return self.open_index(path)
+        try:
+            return self.open_index(path)
+        except IncompleteIndexError:
+            return None
 
     def retriever(self, path: str | os.PathLike, *, num_results: int = 1000) -> pt.Transformer:
         """Query encoder >> exact (numpy) search of the index at ``path``. The query's token states
@@ -151,6 +181,20 @@ class BiEncoder(TokenEncoder):
         return QueryTokenEncoder(self, store=index.store) >> index.flex.retriever(
             num_results=num_results, drop_query_vec=True
         )
+
+
+def _parts_placed(path: Path) -> tuple:
+    """What is in place of an index's parts: each part's metadata file (written last, when a part moves in) by
+    identity and time, None where it is missing."""
+
+    def placed(meta: Path):
+        try:
+            found = meta.stat()
+        except FileNotFoundError:
+            return None
+        return found.st_ino, found.st_mtime_ns
+
+    return tuple(placed(path / part / "pt_meta.json") for part in (DENSE_DIR, TOKENS_DIR))
 
 
 def _unique_docnos(docs, total: int | None = None):

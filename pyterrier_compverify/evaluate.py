@@ -205,7 +205,7 @@ def check_rerankers(names: Sequence[str]) -> list[str]:
 def fusion_label(depth: int, wordnet: float = 0.0, cross_encoder: float = 0.0, cross_encoder_dtype="fp32") -> str:
     """The name of the ``--fusion`` system in the tables; a cross-encoder run in bf16 says so.
 
-    >>> fusion_label(300, 0.5), fusion_label(300, 0.5, 0.25)[-34:], fusion_label(300, 0, 1, "bf16")[-22:]
+    >>> fusion_label(300, 0.5), fusion_label(300, 0.5, 0.25)[-34:], fusion_label(300, 0, 1, "bf16")[-25:]
     ('(Dense, BM25)@300 >> WeightedMaxSim + BM25 + 0.5 WordNet', '+ 0.5 WordNet >> 0.25 CrossEncoder', \
 ' >> 1 CrossEncoder (bf16)')
     """

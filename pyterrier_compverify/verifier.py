@@ -160,7 +160,11 @@ class Verifier(pt.Artifact):
 
     def set_default_penalty(self, penalty: dict | None, *, selected_on: str = "") -> None:
         """Record the serving form (see :attr:`default_penalty`) in ``pt_meta.json`` (written atomically, under the
-        folder's build lock, so a save or compaction meanwhile is refused rather than lost)."""
+        folder's build lock, so a save or compaction meanwhile is refused rather than lost). A penalty that
+        :class:`~.scoring.penalty.ConditionalPenalty` would refuse is refused here, before it is recorded."""
+        check_penalty(penalty)
+        if penalty:
+            ConditionalPenalty(nn.Identity(), **penalty)  # its values too (a gate, a reference), as serving builds it
         with build_lock(Path(self.path)):
             meta = self.meta
             meta["serving"] = {"penalty": dict(penalty) if penalty else None, "selected_on": selected_on}

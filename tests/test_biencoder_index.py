@@ -132,6 +132,31 @@ def test_a_dense_only_index_of_another_encoder_is_refused(model, tiny_model_dir,
     assert len(model.retriever(dense_only.path)(TOPICS)) > 0  # its own encoder opens it
 
 
+def test_an_overwrite_stopped_before_its_end_is_refused_not_read_as_either_encoders(
+    model, tiny_model_dir, tmp_path, monkeypatch
+):
+    from pyterrier_compverify import biencoder
+
+    built = model.index(DOCS, tmp_path / "dense.index", token_states=False)
+    other = cv.BiEncoder(tiny_model_dir, max_length=12, device="cpu")
+    real_write = biencoder.write_json
+
+    def stopped_before_the_record(path, data):  # a kill after the new vectors are in place
+        if biencoder.BUILDING_KEY not in data:
+            raise KeyboardInterrupt
+        real_write(path, data)
+
+    monkeypatch.setattr(biencoder, "write_json", stopped_before_the_record)
+    with pytest.raises(KeyboardInterrupt):
+        other.index(DOCS, built.path, mode="overwrite", token_states=False)
+    monkeypatch.undo()
+    for encoder in (model, other):  # the old record named model: the vectors are other's
+        with pytest.raises(biencoder.IncompleteIndexError, match="was being built when it stopped: rebuild it"):
+            encoder.retriever(built.path)
+    assert model.index(DOCS, built.path, mode="reuse", token_states=False).path == built.path  # rebuilt
+    assert len(model.retriever(built.path)(TOPICS)) > 0
+
+
 def test_missing_index_is_named(model, tmp_path):
     with pytest.raises(FileNotFoundError, match="holds no index"):
         model.retriever(tmp_path / "nowhere")

@@ -75,6 +75,9 @@ def test_each_kind(edits_of, kind, caption, expected, rule):
         ("replace_att", "A golden retriever runs .", "A black retriever runs ."),  # a breed, not a colour
         ("count", "A man in a red shirt runs .", "Two men in a red shirt run ."),  # one shirt for two
         ("replace_obj", "A man holds his hat .", "A woman holds his hat ."),  # pronoun would disagree
+        # a misparse ("child" the root, "ninja" the subject of "jumping"): the verb that must agree is not found
+        ("count", "A child dressed as a ninja is jumping .", "Two children dressed as a ninja is jumping ."),
+        ("count", "A child dressed as a ninja is jumping .", "A child dressed as two ninjas are jumping ."),
     ],
 )
 def test_implausible_edits_are_not_made(edits_of, kind, caption, not_expected):

@@ -109,6 +109,10 @@ def test_compact_turns_a_full_copy_into_a_delta_and_keeps_the_rest_of_the_meta(t
     verifier.set_default_penalty({"beta": 2.0, "tau": 0.875}, selected_on="dev")
     assert verifier.compact(base.name) and not verifier.compact()  # the second call has nothing to do
     assert not (verifier.path / "encoder").exists() and verifier.default_penalty == {"beta": 2.0, "tau": 0.875}
+    for wrong, message in [({"betta": 0.5}, "unknown option"), ({"gate": "sideways"}, "gate"), (True, "a dict")]:
+        with pytest.raises(ValueError, match=message):  # refused before it is recorded: later loads would fail
+            verifier.set_default_penalty(wrong)
+    assert verifier.default_penalty == {"beta": 2.0, "tau": 0.875}
     assert verifier.meta["base_encoder"]["fingerprint"] == base.fingerprint
     verifier.verify()
     assert verifier.load_encoder(device="cpu").fingerprint == encoder.fingerprint

@@ -106,3 +106,15 @@ def test_a_record_from_before_the_fingerprint_is_rebuilt_not_refused(tiny_model_
     with pytest.raises(FileExistsError, match="another interpolation"):  # another alpha is still refused
         (out / RECORD_FILE).write_text(json.dumps(record))
         interpolate_encoders(shifted_model, out, 0.3, base=tiny_model_dir)
+
+
+def test_a_record_cut_by_a_kill_is_rebuilt_not_a_json_error(tiny_model_dir, shifted_model, tmp_path):
+    import json
+
+    from pyterrier_compverify.training.interpolate import RECORD_FILE
+
+    out = interpolate_encoders(shifted_model, tmp_path / "m", 0.5, base=tiny_model_dir)
+    whole = (out / RECORD_FILE).read_text()
+    (out / RECORD_FILE).write_text(whole[:20])  # as an in-place write cut by a kill left it (now written in one step)
+    assert interpolate_encoders(shifted_model, out, 0.3, base=tiny_model_dir) == out  # no overwrite needed
+    assert json.loads((out / RECORD_FILE).read_text())["alpha"] == 0.3

@@ -72,6 +72,10 @@ def test_an_incomplete_snapshot_names_the_missing_file(tmp_path, monkeypatch):
     with pytest.raises(FileNotFoundError, match=r"NanoNFCorpus/qrels/train-00000-of-00001\.parquet"):
         nanobeir.link_local_copies(snapshots)
     assert not (tmp_path / "home" / "nano-beir" / "nfcorpus").exists()  # nothing half-linked
+    write_snapshot(snapshots, repo="NanoSciFact")  # after nfcorpus in name order: linked all the same
+    with pytest.raises(FileNotFoundError, match=r"NanoNFCorpus/qrels/.*\(linked: scifact\)$"):
+        nanobeir.link_local_copies(snapshots)
+    assert (tmp_path / "home" / "nano-beir" / "scifact" / "qrels.parquet").exists()
 
 
 RUN = """

@@ -149,6 +149,14 @@ def test_real_triplets(data_dir):
     assert set(near) == set(topics["qid"])
     # the groups: a SugarCrepe image, a CondaQA passage
     assert sc["group"].str.endswith(".jpg").all() and cq.groupby("group")["category"].nunique().max() == 2
+    swaps = nearmiss.sugarcrepe_triplets(["swap_att"])  # a list, or one name: the same rows
+    assert swaps.equals(nearmiss.sugarcrepe_triplets("swap_att")) and swaps.equals(
+        sc[sc.category == "swap_att"].reset_index(drop=True)
+    )
+    swaps.loc[:, "anchor"] = "changed"  # a copy: the next reader gets the rows as read
+    assert (nearmiss.sugarcrepe_triplets("swap_att")["anchor"] != "changed").all()
+    with pytest.raises(ValueError, match=r"unknown CondaQA categories \['negation'\]: choose from affirmative"):
+        nearmiss.condaqa_triplets(("negation",))
 
 
 @pytest.mark.integration

@@ -112,6 +112,12 @@ def test_binding_still_swaps_free_adjectives(gen):
     assert "The old man met his tall friends." in outputs(gen, "The tall man met his old friends.", "binding")
 
 
+def test_binding_never_moves_an_adjective_beside_one_of_its_kind(gen):
+    swaps = [s for s, rule in outputs(gen, "The large red ball is next to the small blue box.", "binding").items()
+             if rule == "binding/swap-amod"]  # fmt: skip
+    assert swaps == ["The small red ball is next to the large blue box."]  # not "the blue red ball", "large small"
+
+
 def test_binding_corpus_collocations(nlp):
     sentence = "The left ventricular wall touched the short rope."
     swapped = "The short ventricular wall touched the left rope."
@@ -272,6 +278,8 @@ def test_binding_respectively_binds_the_list_before_it(gen):
         ("Before the meeting, she left the room.", "After the meeting, she left the room."),
         ("The birds flew to the island.", "The birds flew from the island."),
         ("The picture hangs above the bed.", "The picture hangs below the bed."),
+        ("Pressure rose in the right ventricle.", "Pressure rose in the left ventricle."),  # a side of a thing
+        ("He raised his left hand.", "He raised his right hand."),
     ],
 )
 def test_spatial(gen, sentence, expected):
@@ -280,7 +288,15 @@ def test_spatial(gen, sentence, expected):
 
 @pytest.mark.parametrize(
     "sentence",
-    ["He wants to walk home.", "We left early.", "The left and right sides differ.", "It has risen over the years."],
+    [
+        "He wants to walk home.",
+        "We left early.",
+        "The left and right sides differ.",
+        "It has risen over the years.",
+        "She gave the right answer.",  # "correct", not a side (was flipped to "the left answer")
+        "You are right about the dose.",
+        "The dog is in front of the car and behind the tree.",  # either flip makes a duplicate
+    ],
 )
 def test_spatial_leaves_non_spatial_words(gen, sentence):
     assert outputs(gen, sentence, "spatial") == {}

@@ -115,6 +115,31 @@ def test_training_that_cannot_train_is_refused(tmp_path, tiny_encoder):
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"temperature": 0.0}, "temperature must be a finite number > 0"),  # trained a head of NaNs and saved it
+        ({"temperature": float("nan")}, "temperature"),
+        ({"max_grad_norm": -1.0}, "max_grad_norm must be a finite number > 0"),
+        ({"save_steps": 0}, "save_steps must be a whole number of steps >= 1"),
+        ({"logging_steps": 2.5}, "logging_steps"),
+        ({"mode": "last-layer", "top_layers": 0}, "top_layers must be a whole number >= 1"),
+        ({"mode": "last-layer", "cache_states": False}, "leave cache_states on"),  # it trained the whole encoder
+    ],
+)
+def test_settings_that_cannot_train_as_asked_are_refused_when_made(settings, message):
+    with pytest.raises(ValueError, match=message):
+        VerifierTrainingConfig(**settings)
+
+
+def test_more_top_layers_than_the_encoder_has_is_refused_before_caching(tmp_path, tiny_encoder):
+    layers = len(tiny_encoder.model[0].auto_model.encoder.layer)
+    config = VerifierTrainingConfig(mode="last-layer", top_layers=layers + 1, steps=1, batch_size=2)
+    with pytest.raises(ValueError, match=rf"top_layers must be between 1 and {layers} \(the encoder's layers\)"):
+        train_verifier(ROWS, tmp_path / "x", encoder=tiny_encoder, config=config, verbose=False)
+    assert not (tmp_path / "x" / "state-cache").exists()
+
+
 @pytest.mark.parametrize("dropout", [0.1, None, 0.0])
 def test_encoder_dropout_sets_the_noise_of_the_layers_that_learn(tmp_path, tiny_model_dir, dropout):
     from pyterrier_compverify import TokenEncoder

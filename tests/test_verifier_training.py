@@ -234,10 +234,11 @@ def test_pooled_trains_end_to_end_on_the_mean_states(tmp_path, tiny_model_dir):
 
 def test_a_finished_run_is_loaded_not_trained_further(tmp_path, tiny_encoder):
     cfg = config(head="F3", head_config={"channels": [4, 8]}, steps=3)  # F3 has BatchNorm statistics
-    first, _ = train_verifier(ROWS, tmp_path / "f3", encoder=tiny_encoder, config=cfg, verbose=False)
+    first, first_log = train_verifier(ROWS, tmp_path / "f3", encoder=tiny_encoder, config=cfg, verbose=False)
     weights = {k: v.clone() for k, v in first.load_head().state_dict().items()}
     again, log = train_verifier(ROWS, tmp_path / "f3", encoder=tiny_encoder, config=cfg, verbose=False)
-    assert log == [] and sorted(p.name for p in (tmp_path / "f3" / "checkpoints").iterdir())[-1] == "checkpoint-3"
+    assert first_log and log == first_log  # the finished run's log, read from its checkpoint (it was [])
+    assert sorted(p.name for p in (tmp_path / "f3" / "checkpoints").iterdir())[-1] == "checkpoint-3"
     for k, v in again.load_head().state_dict().items():
         assert torch.equal(v, weights[k]), k
 

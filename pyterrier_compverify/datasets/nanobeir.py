@@ -75,7 +75,7 @@ def link_local_copies(folder: str | os.PathLike) -> list[str]:
     """Link the hub snapshots in ``folder`` (layout in the module docstring) into the ir_datasets home, where
     ir_datasets looks before downloading; files already there are kept. Returns the collections now complete
     (all three files present), e.g. ``["scifact"]``; a collection with only some of its files raises a
-    FileNotFoundError naming the missing ones."""
+    FileNotFoundError naming the missing ones, after every complete one is linked."""
     import ir_datasets
 
     from .local import _place
@@ -85,15 +85,19 @@ def link_local_copies(folder: str | os.PathLike) -> list[str]:
     by_name: dict[str, list[HubFile]] = {}
     for hub_file in hub_files():
         by_name.setdefault(hub_file.name, []).append(hub_file)
-    complete = []
+    complete, incomplete = [], []
     for name, parts in sorted(by_name.items()):
         present = [p for p in parts if p.local_source(folder).is_file()]
         if not present:
             continue
         if len(present) < len(parts):
             missing = [str(p.local_source(folder)) for p in parts if p not in present]
-            raise FileNotFoundError(f"NanoBEIR {name} in {folder} is incomplete: missing {', '.join(missing)}")
+            incomplete.append(f"NanoBEIR {name} in {folder} is incomplete: missing {', '.join(missing)}")
+            continue
         for part in parts:
             _place(part.local_source(folder), home / part.cache_path)
         complete.append(name)
+    if incomplete:
+        linked = f" (linked: {', '.join(complete)})" if complete else ""
+        raise FileNotFoundError("; ".join(incomplete) + linked)
     return complete

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
+from collections.abc import Sequence
 from functools import cache
 
 import numpy as np
@@ -47,10 +48,32 @@ def sugarcrepe_captions() -> pd.DataFrame:
     )
 
 
-@cache
-def sugarcrepe_triplets(categories: tuple[str, ...] = SUGARCREPE_CATEGORIES) -> pd.DataFrame:
+def checked_categories(categories, known: tuple[str, ...], source: str) -> tuple[str, ...]:
+    """``categories`` (one name or several) as a tuple, each one of ``known``; else a ValueError naming them.
+
+    >>> checked_categories("scope", CONDAQA_CATEGORIES, "CondaQA")
+    ('scope',)
+    >>> checked_categories(["negation"], CONDAQA_CATEGORIES, "CondaQA")
+    Traceback (most recent call last):
+    ValueError: unknown CondaQA categories ['negation']: choose from affirmative, scope
+    """
+    chosen = (categories,) if isinstance(categories, str) else tuple(categories)
+    unknown = [c for c in chosen if c not in known]
+    if unknown:
+        raise ValueError(f"unknown {source} categories {unknown}: choose from {', '.join(known)}")
+    return chosen
+
+
+def sugarcrepe_triplets(categories: str | Sequence[str] = SUGARCREPE_CATEGORIES) -> pd.DataFrame:
     """One row per SugarCrepe item whose image has another caption: anchor = the caption, near_miss = its
-    human-edited wrong caption, positive = another caption of the same image (the first in sorted order)."""
+    human-edited wrong caption, positive = another caption of the same image (the first in sorted order).
+    ``categories``: one of ``SUGARCREPE_CATEGORIES`` or several. A copy: the rows are read once per process."""
+    chosen = checked_categories(categories, SUGARCREPE_CATEGORIES, "SugarCrepe")
+    return _sugarcrepe_triplets(chosen).copy()
+
+
+@cache
+def _sugarcrepe_triplets(categories: tuple[str, ...]) -> pd.DataFrame:
     data = {c: sugarcrepe_items(c) for c in SUGARCREPE_CATEGORIES}
     captions = defaultdict(set)
     for items in data.values():
@@ -77,10 +100,15 @@ def sugarcrepe_triplets(categories: tuple[str, ...] = SUGARCREPE_CATEGORIES) -> 
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-@cache
-def condaqa_triplets(categories: tuple[str, ...] = CONDAQA_CATEGORIES) -> pd.DataFrame:
+def condaqa_triplets(categories: str | Sequence[str] = CONDAQA_CATEGORIES) -> pd.DataFrame:
     """One row per CondaQA dev passage and edit: anchor = original passage, positive = its paraphrase edit,
-    near_miss = the affirmative edit (negation removed) or the scope edit."""
+    near_miss = the affirmative edit (negation removed) or the scope edit. ``categories``: one of
+    ``CONDAQA_CATEGORIES`` or both. A copy: the rows are read once per process."""
+    return _condaqa_triplets(checked_categories(categories, CONDAQA_CATEGORIES, "CondaQA")).copy()
+
+
+@cache
+def _condaqa_triplets(categories: tuple[str, ...]) -> pd.DataFrame:
     path = local.source_file("nearmiss/condaqa/condaqa_dev.jsonl", _CONDAQA_URL)
     passages: dict[str, dict[int, str]] = defaultdict(dict)
     with open(path, encoding="utf-8") as f:

@@ -8,8 +8,9 @@ from .lexicon import FLIPS, MOTION_VERBS, TIME_WORDS
 from .spans import match_case, render, replace_span
 
 
-def _physical(noun) -> bool:
-    """Whether WordNet's first sense of the noun is a physical entity (a mat, a river), not a condition or time."""
+def _physical(noun, roots=("object.n.01", "matter.n.03")) -> bool:
+    """Whether WordNet's first sense of the noun is a physical entity (a mat, a river), not a condition or time:
+    one of ``roots`` is among its ancestors (``physical_entity.n.01`` also takes body parts: a lung, a ventricle)."""
     from .wordnet import load_wordnet
 
     try:
@@ -19,7 +20,7 @@ def _physical(noun) -> bool:
     if not synsets:
         return False
     ancestors = {s.name() for path in synsets[0].hypernym_paths() for s in path}
-    return bool(ancestors & {"object.n.01", "matter.n.03"}) and "time_period.n.01" not in ancestors
+    return bool(ancestors & set(roots)) and "time_period.n.01" not in ancestors
 
 
 def _over_under_ok(token) -> bool:
@@ -33,12 +34,20 @@ def _over_under_ok(token) -> bool:
     return _physical(pobj)
 
 
+SIDE_NOUNS = {"side", "turn", "margin", "column", "half", "lane", "wing", "bank", "corner", "edge"}  # not physical
+
+
 def _flippable(token) -> bool:
     word = token.lower_
     if word in ("left", "right"):
         if token.pos_ == "ADV":
             return token.head.pos_ == "VERB" and word == "left"
-        return token.pos_ in ("ADJ", "NOUN") and not (word == "right" and token.nbor(1).lower_ == "to")
+        if token.pos_ == "ADJ":  # a side of a thing ("the left hand"), not "the right answer", "you are right"
+            head = token.head
+            return token.dep_ == "amod" and (
+                head.lemma_.lower() in SIDE_NOUNS or _physical(head, roots=("physical_entity.n.01",))
+            )
+        return token.pos_ == "NOUN" and not (word == "right" and token.nbor(1).lower_ == "to")
     if word in ("over", "under"):
         return _over_under_ok(token)
     if word in ("before", "after"):
@@ -60,11 +69,15 @@ def spatial(doc) -> list[Candidate]:
     for token in doc:
         word = token.lower_
         if word == "in" and [t.lower_ for t in doc[token.i + 1 : token.i + 3]] == ["front", "of"]:
+            if "behind" in words:  # "in front of the car and behind the tree": a flip makes a duplicate
+                continue
             changes: dict[int, str] = {}
             replace_span(doc, changes, token.i, token.i + 2, match_case("behind", token.text))
             changes[token.i + 2] = ""
             out.append((render(doc, changes), "spatial", "spatial/front-behind"))
         elif word == "behind" and token.pos_ == "ADP" and any(c.dep_ == "pobj" for c in token.children):
+            if "front" in words:
+                continue
             changes = {token.i: match_case("in front of", token.text) + token.whitespace_}
             out.append((render(doc, changes), "spatial", "spatial/front-behind"))
         elif word in FLIPS and token.i + 1 < len(doc) and _flippable(token):

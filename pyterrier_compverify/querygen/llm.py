@@ -21,21 +21,33 @@ _FORMAT = 'Answer with JSON only: {"queries": ["...", "..."]}.'
 
 
 def parse_queries(content: str) -> list[str]:
-    """The queries of a reply: a JSON object with ``queries``, a JSON list, or else one query per line.
+    """The queries of a reply: a JSON object with ``queries`` (a list of strings, or one string), a JSON list of
+    strings, or else one query per line (also where the JSON found is neither, e.g. a "[1]" in a numbered list).
 
     >>> parse_queries('```json\\n{"queries": ["red car", " parking lot "]}\\n```')
     ['red car', 'parking lot']
     >>> parse_queries("1. red car\\n- parking lot")
     ['red car', 'parking lot']
+    >>> parse_queries('{"queries": "red car parked in a lot"}')
+    ['red car parked in a lot']
+    >>> parse_queries("1. effect of statins on LDL [1]\\n2. statin side effects")
+    ['effect of statins on LDL [1]', 'statin side effects']
+    >>> parse_queries('[{"query": "red car"}, {"query": "parking"}]'), parse_queries('{"answer": null}')
+    (['red car', 'parking'], [])
     """
     match = re.search(r"(\{.*\}|\[.*\])", content, flags=re.DOTALL)
     if match:
         try:
-            value = json.loads(match.group(0))
-            value = value.get("queries", []) if isinstance(value, dict) else value
-            return [q.strip() for q in value if isinstance(q, str) and q.strip()]
-        except (json.JSONDecodeError, AttributeError):
-            pass
+            value, parsed = json.loads(match.group(0)), True
+        except json.JSONDecodeError:
+            value, parsed = None, False
+        value = value.get("queries") if isinstance(value, dict) else value
+        items = [value] if isinstance(value, str) else value if isinstance(value, list) else None
+        queries = [q.get("query") if isinstance(q, dict) else q for q in items or []]  # also [{"query": ...}]
+        if items and all(isinstance(q, str) for q in queries):
+            return [q.strip() for q in queries if q.strip()]
+        if parsed and not re.sub(r"```(?:json)?", "", content.replace(match.group(0), "")).strip():
+            return []  # a reply that is JSON only, without a query in the form asked for: none, not its text
     lines = (re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", line).strip() for line in content.splitlines())
     return [line for line in lines if line]
 

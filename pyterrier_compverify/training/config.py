@@ -3,6 +3,7 @@ CLI's ``--help`` reads the defaults without loading models)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from ..spec import DEFAULT_MAX_LENGTH
@@ -28,6 +29,10 @@ class TrainingSchedule:
             raise ValueError(f"steps and batch_size must be positive, got {self.steps} and {self.batch_size}")
         if not 0 <= self.warmup < 1:
             raise ValueError(f"warmup is a fraction of the steps in [0, 1), got {self.warmup}")
+        for name in ("save_steps", "logging_steps"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a whole number of steps >= 1, got {value!r}")
 
 
 @dataclass(kw_only=True)
@@ -76,6 +81,16 @@ class VerifierTrainingConfig(TrainingSchedule):
         if self.head_lr <= 0 or self.encoder_lr < 0:
             raise ValueError(
                 f"head_lr must be positive and encoder_lr not negative, got {self.head_lr}, {self.encoder_lr}"
+            )
+        for name in ("temperature", "max_grad_norm"):
+            if not math.isfinite(getattr(self, name)) or getattr(self, name) <= 0:  # 0: a head of NaNs, saved
+                raise ValueError(f"{name} must be a finite number > 0, got {getattr(self, name)!r}")
+        if isinstance(self.top_layers, bool) or not isinstance(self.top_layers, int) or self.top_layers < 1:
+            raise ValueError(f"top_layers must be a whole number >= 1, got {self.top_layers!r}")
+        if self.mode == "last-layer" and not self.cache_states:
+            raise ValueError(
+                "mode='last-layer' trains the top layers over cached states: leave cache_states on "
+                "(cache_states=False re-encodes with the whole encoder; mode='end-to-end' trains all of it)"
             )
         if self.encoder_dropout is not None and not 0 <= self.encoder_dropout < 1:
             raise ValueError(f"encoder_dropout must be in [0, 1), got {self.encoder_dropout}")

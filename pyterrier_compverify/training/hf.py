@@ -158,8 +158,12 @@ def run_training(trainer, checkpoints: Path, *, resume: bool, verbose: bool) -> 
         trainer.remove_callback(PrinterCallback)
     last = last_complete_checkpoint(Path(checkpoints)) if resume else None
     if last is not None and _finished(last, trainer.args.max_steps):
-        # resuming a finished run would take one more step (and move BatchNorm statistics): load it instead
+        # resuming a finished run would take one more step (and move BatchNorm statistics): load it instead, and its
+        # state (the training log) with it
+        from transformers import TrainerState
+
         trainer._load_from_checkpoint(str(last))
+        trainer.state = TrainerState.load_from_json(str(last / "trainer_state.json"))
         return
     trainer.train(resume_from_checkpoint=None if last is None else str(last))
 

@@ -9,6 +9,7 @@ import json
 import os
 from pathlib import Path
 
+from ..artifacts import write_json
 from ..encoder import DEFAULT_MODEL, resolve_model_path, weight_loading_bar, weights_fingerprint
 from .hf import one_run_at_a_time
 
@@ -42,11 +43,14 @@ def interpolate_encoders(
     record["fine_tuned_fingerprint"] = weights_fingerprint(state)
     record_file = output_dir / RECORD_FILE
     if record_file.exists():
-        held = json.loads(record_file.read_text())
+        try:
+            held = json.loads(record_file.read_text(encoding="utf-8"))
+        except ValueError:  # written by a version that wrote it in place, and cut: it vouches for nothing
+            held = {}
         if held == record:
             return output_dir
         # a record from before the fingerprint was kept cannot vouch for the weights: rebuilt, not refused
-        unvouched = held == {k: v for k, v in record.items() if k != "fine_tuned_fingerprint"}
+        unvouched = held in ({}, {k: v for k, v in record.items() if k != "fine_tuned_fingerprint"})
         if not overwrite and not unvouched:
             raise FileExistsError(f"{output_dir} holds another interpolation: {record_file.read_text()}")
     record_file.unlink(missing_ok=True)  # first: a run killed while saving must not leave the old record on new weights
@@ -61,7 +65,7 @@ def interpolate_encoders(
         }
     tuned.load_state_dict(mixed)
     tuned.save(str(output_dir))
-    record_file.write_text(json.dumps(record))  # last: the record says the weights are complete
+    write_json(record_file, record)  # last, in one step: the record says the weights are complete
     return output_dir
 
 

@@ -159,6 +159,14 @@ def transformer_of(encoder: TokenEncoder) -> nn.Module:
     return bert
 
 
+def check_top_layers(encoder: TokenEncoder, k: int) -> int:
+    """``k`` if the encoder has that many layers to train (1 to all of them), else a ValueError naming the range."""
+    layers = len(transformer_of(encoder).encoder.layer)
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= layers:
+        raise ValueError(f"top_layers must be between 1 and {layers} (the encoder's layers), got {k!r}")
+    return k
+
+
 class TopLayers(nn.Module):
     """The encoder's last k layers (shared with the encoder, so training them trains it), applied to cached
     hidden states: (B, L, d) hidden + (B, L) mask -> (B, L, d) normalised token states, zero at padding.
@@ -166,10 +174,7 @@ class TopLayers(nn.Module):
 
     def __init__(self, encoder: TokenEncoder, k: int):
         super().__init__()
-        layers = transformer_of(encoder).encoder.layer
-        if not 1 <= k <= len(layers):
-            raise ValueError(f"top_layers must be between 1 and {len(layers)}, got {k}")
-        self.layers = nn.ModuleList(layers[-k:])
+        self.layers = nn.ModuleList(transformer_of(encoder).encoder.layer[-check_top_layers(encoder, k) :])
 
     def forward(self, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         additive = (~mask)[:, None, None, :].to(hidden.dtype) * torch.finfo(hidden.dtype).min

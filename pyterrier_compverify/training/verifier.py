@@ -26,7 +26,7 @@ from ..encoder import TokenEncoder
 from ..scoring import build_head, normalise_states, score_aligned, score_all_pairs
 from .config import VerifierTrainingConfig
 from .hf import one_run_at_a_time, prepare_output, run_fingerprint, run_training, training_arguments
-from .state_cache import StateCache, TopLayers
+from .state_cache import StateCache, TopLayers, check_top_layers
 from .triplets import COLUMNS, load_triplets
 
 ARTIFACT_FILES = ("head.safetensors", "encoder", "encoder-delta.safetensors", "pt_meta.json")  # Verifier.save's
@@ -276,7 +276,7 @@ def _state_source(encoder, frame, config, output_dir: Path, verbose: bool, cache
         if missing:
             raise ValueError(f"{len(missing)} row texts are not in cache_texts, e.g. {sorted(missing)[:1]}")
         texts = universe
-    top_layers = config.top_layers if config.mode == "last-layer" else 0
+    top_layers = check_top_layers(encoder, config.top_layers) if config.mode == "last-layer" else 0  # before caching
     folder = config.cache_dir or output_dir / "state-cache"
     bf16 = config.bf16 if config.cache_bf16 is None else config.cache_bf16
     cache = StateCache.build(encoder, texts, folder, top_layers=top_layers, bf16=bf16, verbose=verbose)

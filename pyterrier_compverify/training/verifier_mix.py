@@ -237,6 +237,11 @@ def arrange_batches(
             epoch[name] += 1
             if callable(sources[name]):
                 frames[name] = sources[name](epoch[name])
+                if len(frames[name]) < batch_size:  # a short block would mix it with the next source's rows
+                    raise ValueError(
+                        f"source {name} gave {len(frames[name])} rows at epoch {epoch[name]}, fewer than one batch of "
+                        f"{batch_size}"
+                    )
             orders[name], cursors[name] = rng.permutation(len(frames[name])), 0
         idx = orders[name][cursors[name] : cursors[name] + batch_size]
         cursors[name] += batch_size

@@ -222,6 +222,25 @@ def _only_verb(token) -> bool:
     return not wordnet.synsets(token.lower_, "n") and bool(wordnet.synsets(token.lower_, "v"))
 
 
+def _kinds(word: str) -> set[str]:
+    """What an adjective measures: "colour" for a colour, else its WordNet attributes (large, small -> size)."""
+    from ..wordnet import load_wordnet
+
+    if word in COLOURS:
+        return {"colour"}
+    try:
+        synsets = load_wordnet().synsets(word, "a")
+    except (ImportError, OSError):
+        return set()
+    return {a.name() for synset in synsets for a in synset.attributes()}
+
+
+def _lands_beside_its_kind(moved, staying: list) -> bool:
+    """Whether an adjective moved to a noun would meet a modifier of its kind there ("the blue red ball")."""
+    kinds = _kinds(moved.lower_)
+    return bool(kinds) and any(kinds & _kinds(other.lower_) for other in staying)
+
+
 def swap_amod(doc, collocations: Collocations | None = None) -> list[Candidate]:
     """Swap one adjective of a noun with one of another noun of the same clause."""
     modifiers = {t.i: _modifiers(t, collocations) for t in doc if t.pos_ == "NOUN" and not _only_verb(t)}
@@ -238,6 +257,10 @@ def swap_amod(doc, collocations: Collocations | None = None) -> list[Candidate]:
             for adj1 in modifiers[noun1.i]:
                 for adj2 in modifiers[noun2.i]:
                     if adj1.lower_ in words2 or adj2.lower_ in words1 or _near_synonyms(adj1.lower_, adj2.lower_):
+                        continue
+                    stay1 = [m for m in modifiers[noun1.i] if m.i != adj1.i]
+                    stay2 = [m for m in modifiers[noun2.i] if m.i != adj2.i]
+                    if _lands_beside_its_kind(adj2, stay1) or _lands_beside_its_kind(adj1, stay2):
                         continue
                     rule = "binding/swap-amod" if adj1.dep_ == adj2.dep_ == "amod" else "binding/swap-modifier"
                     out.append(swap_words(doc, adj1, adj2, rule))

@@ -267,6 +267,16 @@ _TO_PLURAL = {"is": "are", "was": "were", "has": "have", "does": "do"}
 _TO_SINGULAR = {v: k for k, v in _TO_PLURAL.items()}
 
 
+def _misparsed(noun) -> bool:
+    """Whether the parse around ``noun`` is too doubtful to change its number: the noun is the root of a sentence
+    with a present-tense finite verb, or the subject of a verb read as an object ("A child dressed as a ninja is
+    jumping": "child" the root, "ninja" the subject of "jumping", the object of "as"), where the verb that must
+    agree is not the one the parse links."""
+    if noun.dep_ == "ROOT":
+        return any(t.tag_ in ("VBZ", "VBP") for t in noun.doc)
+    return noun.dep_ in ("nsubj", "nsubjpass") and noun.head.dep_ in ("pobj", "dobj")
+
+
 def agree(changes: Changes, noun, to_plural: bool) -> bool:
     """Make the verb of subject ``noun`` agree with its new number; False when that cannot be done safely."""
     table = _TO_PLURAL if to_plural else _TO_SINGULAR
@@ -275,6 +285,8 @@ def agree(changes: Changes, noun, to_plural: bool) -> bool:
         if head.lower_ in table:
             put(changes, head, table[head.lower_])
         return True
+    if _misparsed(noun):
+        return False
     if noun.dep_ not in ("nsubj", "nsubjpass"):
         return True
     if child(noun, "conj") is not None or noun.dep_ == "conj":
