@@ -28,7 +28,7 @@ from .artifacts import (
     write_json,
     write_texts,
 )
-from .encoder import TokenEncoder, check_batch_size
+from .encoder import TokenEncoder, check_count
 from .spec import EncoderSpec
 from .store import TokenStore
 from .store_codecs import resolve_codec
@@ -89,11 +89,14 @@ class BiEncoder(TokenEncoder):
         in ``path/dense`` (FlexIndex) and, with ``token_states``, token states in ``path/tokens`` (TokenStore),
         kept by ``codec`` (``"fp16"`` by default; ``"bf16"``, ``"int8"``, ``"pq"``: see :mod:`.store_codecs`).
 
-        ``mode``: ``"create"`` refuses an existing index, ``"reuse"`` opens a complete one built by this encoder
-        (and builds it otherwise; one whose store has another codec than a given ``codec`` is refused), ``"overwrite"``
-        rebuilds it. Parts are built beside their place and moved there only when complete; duplicate or missing
-        docnos are refused. ``verbose``: a progress bar over the documents, whatever the encoder's own ``verbose``;
-        its total is ``total``, or ``len(docs)`` where ``docs`` has one (a generator has none)."""
+        ``mode``: ``"create"`` refuses an existing index, ``"reuse"`` opens a complete one built by this encoder (and
+        builds it otherwise; one whose store has another codec than a given ``codec`` is refused), ``"overwrite"``
+        rebuilds it. With ``token_states`` the parts are built beside their place and moved there only when complete;
+        without, FlexIndex rewrites ``dense/`` in place. Until the build ends, ``encoder.json`` says it is building, so
+        an index whose build stopped is refused (``"reuse"`` rebuilds it); a build that fails before any part moved
+        leaves the index as it was. Duplicate or missing docnos are refused. ``verbose``: a progress bar over the
+        documents, whatever the encoder's own ``verbose``; its total is ``total``, or ``len(docs)`` where ``docs`` has
+        one (a generator has none)."""
         mode = getattr(mode, "value", mode)  # pyterrier-alpha's ArtifactBuilderMode too
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -174,7 +177,7 @@ class BiEncoder(TokenEncoder):
         """Query encoder >> exact (numpy) search of the index at ``path``. The query's token states
         (``query_toks``) travel with the results and name the index's token store, so a token reranker after it
         reads the candidates' states from there."""
-        num_results = check_batch_size(num_results, 1000, "num_results")
+        num_results = check_count(num_results, 1000, "num_results")
         index = self.open_index(path)
         from .query_tokens import QueryTokenEncoder
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import urllib.error
 import urllib.request
 from collections.abc import Callable
 
@@ -14,11 +15,20 @@ Transport = Callable[[str, dict, dict], dict]
 
 
 def urllib_transport(url: str, payload: dict, headers: dict, timeout: float = 120.0) -> dict:
-    """POST ``payload`` as JSON and return the decoded JSON reply."""
+    """POST ``payload`` as JSON and return the decoded JSON reply; an HTTP error keeps the start of the endpoint's
+    own message ("model not found"), a reply that is not JSON (a proxy's HTML page) is a ValueError naming ``url``."""
     data = json.dumps(payload).encode("utf-8")
     request = urllib.request.Request(url, data=data, headers={**headers, "Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        return json.loads(response.read().decode("utf-8"))
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            body = response.read().decode("utf-8", errors="replace")
+    except urllib.error.HTTPError as error:
+        detail = error.read().decode("utf-8", errors="replace")[:200].strip()
+        raise urllib.error.HTTPError(url, error.code, f"{error.reason}: {detail}", error.headers, None) from None
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise ValueError(f"the LLM endpoint at {url} did not reply with JSON: {body[:200]!r}") from None
 
 
 class ChatClient:
@@ -50,6 +60,9 @@ class ChatClient:
         except OSError as e:
             raise ConnectionError(f"could not get a completion from the LLM endpoint at {self.base_url}: {e}") from e
         try:
-            return response["choices"][0]["message"]["content"] or ""
+            content = response["choices"][0]["message"]["content"] or ""
         except (KeyError, IndexError, TypeError) as e:
             raise ValueError(f"unexpected reply from the LLM endpoint at {self.base_url}: {str(response)[:200]}") from e
+        if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
+            content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+        return content

@@ -17,7 +17,7 @@ import pyterrier as pt
 
 from ._device import resolve_device
 from .encoder import (
-    check_batch_size,
+    check_count,
     check_dtype,
     check_texts,
     checked_max_length,
@@ -63,7 +63,7 @@ class CrossEncoderScorer(pt.Transformer):
         from sentence_transformers import CrossEncoder
 
         self.model = str(model)
-        self.batch_size = check_batch_size(batch_size, 64)
+        self.batch_size = check_count(batch_size, 64)
         self.text_field = text_field
         self.device = resolve_device(device)
         self.dtype = check_dtype(dtype) if dtype is not None else "fp32"

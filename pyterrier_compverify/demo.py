@@ -57,16 +57,22 @@ def near_miss_view(run: pd.DataFrame, collection: DemoCollection) -> pd.DataFram
     ...                     "rank": [0, 1, 2]})
     >>> near_miss_view(run, DemoCollection.__new__(DemoCollection)).iloc[0].tolist()[:3]
     ['q1', '2 (tied with 1)', 'spatial; tied: binding']
+    >>> run = pd.DataFrame({"qid": "q1", "docno": ["d2-rel", "d1-bind", "d1-rel"], "score": [5.0, 4.0, 3.0],
+    ...                     "rank": [0, 1, 2]})  # q2's relevant document above: not q1's
+    >>> near_miss_view(run, DemoCollection.__new__(DemoCollection)).iloc[0].tolist()[:3]
+    ['q1', '3', 'binding']
     """
     kinds = collection.kinds()
+    qrels = collection.qrels()
     run = run.assign(kind=run["docno"].map(kinds)).sort_values(["qid", "rank"])
     rows = []
     for qid in collection.topics()["qid"]:
         res = run[run["qid"] == qid]
-        relevant = res[res["kind"] == "relevant"]
+        own = set(qrels.loc[(qrels["qid"] == qid) & (qrels["label"] > 0), "docno"])  # not another query's
+        relevant = res[res["docno"].isin(own)]
         if len(relevant):
             score = relevant["score"].iloc[0]
-            better, tied = res[res["score"] > score], res[(res["score"] == score) & (res["kind"] != "relevant")]
+            better, tied = res[res["score"] > score], res[(res["score"] == score) & ~res["docno"].isin(own)]
             above = ", ".join(better.loc[better["kind"].isin(NEAR_MISS_KINDS), "kind"]) or "-"
             level = ", ".join(tied.loc[tied["kind"].isin(NEAR_MISS_KINDS), "kind"])
             rows.append(

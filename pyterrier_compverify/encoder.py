@@ -330,11 +330,15 @@ def _whole(value) -> bool:
         return False
 
 
-def check_batch_size(value: int | None, default: int, name: str = "batch_size") -> int:
-    """``value`` as an int (``default`` when None), or a ValueError unless it is at least 1.
+def check_count(value: int | None, default: int, name: str = "batch_size") -> int:
+    """A count of things (a batch size, a depth, results per query): ``value`` as an int (``default`` when None),
+    or a ValueError naming ``name`` unless it is a whole number of at least 1.
 
-    >>> check_batch_size(None, 32), check_batch_size(8, 32)
-    (32, 8)
+    >>> check_count(None, 32), check_count(8, 32), check_count(300.0, 100, "depth")
+    (32, 8, 300)
+    >>> check_count(0, 300, "fusion_depth")
+    Traceback (most recent call last):
+    ValueError: fusion_depth must be at least 1, got 0
     """
     if value is not None and not _whole(value):  # 2.7 became 2 without a word
         raise ValueError(f"{name} must be a whole number, got {value!r}")
@@ -403,7 +407,7 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
         text_field: str = "text",
         dtype: str | None = None,
     ):
-        batch_size = check_batch_size(batch_size, DEFAULT_BATCH_SIZE)
+        batch_size = check_count(batch_size, DEFAULT_BATCH_SIZE)
         super().__init__(batch_size=batch_size, text_field=text_field, verbose=verbose)
         local = os.path.expanduser(model_name_or_path)  # a local folder is named by its absolute path: a verifier
         self.model_name = os.path.abspath(local) if os.path.isdir(local) else model_name_or_path  # or store records it
@@ -467,7 +471,7 @@ class TokenEncoder(pyterrier_dr.BiEncoder):
         Texts longer than ``max_length`` tokens are truncated.
         """
         texts = check_texts(texts, what)
-        batch_size = check_batch_size(batch_size, self.batch_size)
+        batch_size = check_count(batch_size, self.batch_size)
         verbose = self.verbose if verbose is None else verbose
         pooled = torch.empty((len(texts), self.dim), dtype=torch.float32)
         states: list[torch.Tensor | None] = [None] * len(texts)

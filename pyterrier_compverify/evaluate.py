@@ -69,9 +69,9 @@ def run_evaluation(
     are refused (FileExistsError, before any model loads) unless ``overwrite``. Returns the experiment's frame
     (measures first); ``attrs["written"]`` names the .md file written."""
     started = time.time()
-    from .pipelines import check_depth
+    from .encoder import check_count
 
-    depth = check_depth(depth)
+    depth = check_count(depth, 100, "depth")
     rerankers = check_rerankers(rerankers)
     fusion_depth = check_fusion(
         fusion,
@@ -238,9 +238,10 @@ def check_fusion(
     ValueError: fusion_wordnet (the WordNet weight) must be a finite number >= 0, not -1
     >>> check_fusion(True, 0)
     Traceback (most recent call last):
-    ValueError: fusion_depth must be a whole number >= 1 (candidates per query), not 0
+    ValueError: fusion_depth must be at least 1, got 0
     """
-    from .pipelines import FUSION_DEPTH, check_depth
+    from .encoder import check_count
+    from .pipelines import FUSION_DEPTH
 
     if isinstance(fusion, str) and not (fusion.strip() and Path(fusion).expanduser().is_dir()):
         raise FileNotFoundError(f"fusion head {fusion!r} is not a folder: give a trained F1w (WeightedMaxSim) folder")
@@ -260,7 +261,10 @@ def check_fusion(
     if cross_encoder_dtype is not None:
         from .encoder import check_dtype
 
-        check_dtype(cross_encoder_dtype)
+        try:
+            check_dtype(cross_encoder_dtype)
+        except ValueError as error:
+            raise ValueError(f"fusion_cross_encoder_dtype: {error}") from None
         if not cross_encoder:
             raise ValueError("fusion_cross_encoder_dtype has no effect without fusion_cross_encoder")
     if not fusion:
@@ -273,7 +277,7 @@ def check_fusion(
             if value is not None:
                 raise ValueError(f"{name} has no effect without fusion")
         return None
-    depth = FUSION_DEPTH if depth is None else check_depth(depth, "fusion_depth")
+    depth = check_count(depth, FUSION_DEPTH, "fusion_depth")
     if wordnet:
         from .negatives.wordnet import load_wordnet
 

@@ -199,7 +199,7 @@ def plot_explanations(
     queries = {e.query for e in explanations}
     default = f"query {explanations[0].query!r} · {explanations[0].reranker}\n" if len(queries) == 1 else ""
     legend = "red boxes: each query token's best match (its cosine on the right)"
-    figure.suptitle(title or f"{default}{legend}", fontsize=10)
+    figure.suptitle(title or f"{default}{legend}", fontsize=10, parse_math=False)  # "$5 and $10" as written
     if path is not None:
         figure.savefig(path, dpi=110, bbox_inches="tight")
     return figure
@@ -214,11 +214,11 @@ def _draw(ax: Axes, e: Explanation, low: float, label: str | None):
     image = ax.imshow(e.sim, cmap="viridis", vmin=low, vmax=1.0, aspect="auto", interpolation="nearest")
     for i, j in enumerate(e.best):
         ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", linewidth=1.8))
-    ax.set_xticks(range(n), e.doc_tokens, rotation=60, ha="right", rotation_mode="anchor", fontsize=9)
-    ax.set_yticks(range(m), e.query_tokens, fontsize=9)
+    ax.set_xticks(range(n), e.doc_tokens, rotation=60, ha="right", rotation_mode="anchor", fontsize=9, parse_math=False)
+    ax.set_yticks(range(m), e.query_tokens, fontsize=9, parse_math=False)
     right = ax.secondary_yaxis("right")
     right.set_yticks(range(m), [f"{s:.2f}" for s in e.best_sim], fontsize=8)
     right.tick_params(length=0)
     text = textwrap.fill(f"{label}: {e.text!r}" if label else repr(e.text), 60)
-    ax.set_title(f"{text}\n{e.scores()}", fontsize=9)
+    ax.set_title(f"{text}\n{e.scores()}", fontsize=9, parse_math=False)  # a text's "$\\alpha$" is not mathtext
     return image

@@ -19,13 +19,13 @@ with :func:`fuse` without scoring again.
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Collection, Mapping
 
 import numpy as np
 import pandas as pd
 import pyterrier as pt
+
+from .checks import check_number
 
 NORMS = ("zscore", "minmax", "none")
 
@@ -63,10 +63,17 @@ def check_weight(weight, name: str = "a fusion weight", signed: bool = False) ->
     >>> check_weight(-0.5, signed=True), check_weight(np.int64(2))
     (-0.5, 2.0)
     """
-    number = isinstance(weight, numbers.Real) and not isinstance(weight, bool) and math.isfinite(weight)
-    if not number or (weight < 0 and not signed):
-        raise ValueError(f"{name} must be a finite number{'' if signed else ' >= 0'}, not {weight!r}")
-    return float(weight)
+    return check_number(weight, name, at_least=None if signed else 0)
+
+
+def checked_weights(weights: Mapping[str, float]) -> dict[str, float]:
+    """A fusion's weights (name -> weight), each a finite number (negative: a signal that counts against).
+
+    >>> checked_weights({"bm25": float("nan")})
+    Traceback (most recent call last):
+    ValueError: the weight of 'bm25' must be a finite number, not nan
+    """
+    return {name: check_weight(w, f"the weight of {name!r}", signed=True) for name, w in weights.items()}
 
 
 def input_scores(frame: pd.DataFrame, option: str) -> np.ndarray:
@@ -96,6 +103,7 @@ def fuse(features: pd.DataFrame, weights: Mapping[str, float], norm: str = "zsco
     missing = [name for name in weights if name not in features.columns]
     if missing:
         raise KeyError(f"no feature column for {missing}; columns: {list(features.columns)}")
+    weights = checked_weights(weights)
     score = np.zeros(len(features))
     for name, weight in weights.items():
         if weight:
@@ -139,7 +147,7 @@ class ScoreFusion(pt.Transformer):
         if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
             raise ValueError(f"top must be a whole number >= 1 (the rows fused per query), not {top!r}")
         self.scorers = dict(scorers)
-        self.weights = {name: check_weight(w, f"the weight of {name!r}", signed=True) for name, w in weights.items()}
+        self.weights = checked_weights(weights)
         self.retrievers = tuple(retrievers)
         self.norm = norm
         self.input_score = input_score

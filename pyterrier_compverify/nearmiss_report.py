@@ -78,7 +78,7 @@ def named_scorers(names: list[str], encoder: TokenEncoder) -> dict:
         "jaccard": lambda: WordJaccard(),
         "jaccard-anti": lambda: WordJaccard(anti=True),
     }
-    unknown = [n for n in names if n not in known and not os.path.isdir(n)]
+    unknown = [n for n in names if n not in known and not os.path.isdir(os.path.expanduser(n))]  # "~/f4" too
     if unknown:
         raise ValueError(f"unknown scorer(s) {unknown}; choose from {sorted(known)} or a verifier artifact folder")
 

@@ -14,7 +14,7 @@ import pyterrier as pt
 
 from .artifacts import build_lock, cache_dir
 from .chinese import chinese_terms
-from .encoder import TokenEncoder
+from .encoder import TokenEncoder, check_count
 from .native_output import quiet_native_output
 from .rerank import MaxSim
 from .store import CorruptStoreError, TokenStore
@@ -28,20 +28,6 @@ FUSION_WEIGHTS = {"wmaxsim": 1.0, "bm25": 0.1}
 # a cross-encoder read over the fusion's top 30 at weight 0.25: chosen on Flickr8k dev (with the held-out SciFact
 # train guard) for the experiments' cross-encoder, and kept by the judged dev sample (experiments/judged_ce.py)
 CROSS_ENCODER_WEIGHT, CROSS_ENCODER_TOP = 0.25, 30
-
-
-def check_depth(depth, name: str = "depth") -> int:
-    """``depth`` (candidates per query) if it is a whole number >= 1, else a ValueError naming ``name``.
-
-    >>> check_depth(300)
-    300
-    >>> check_depth(0, "fusion_depth")
-    Traceback (most recent call last):
-    ValueError: fusion_depth must be a whole number >= 1 (candidates per query), not 0
-    """
-    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
-        raise ValueError(f"{name} must be a whole number >= 1 (candidates per query), not {depth!r}")
-    return int(depth)
 
 
 def strip_punctuation(text: str) -> str:
@@ -155,7 +141,7 @@ def standard_pipelines(
     """BM25, dense, and dense's top ``depth`` reranked by each of ``rerankers`` (name -> reranker; default
     MaxSim from the TokenStore). A reranker named ``MaxSim`` also reranks BM25's top ``depth`` (a control:
     the same reranker over lexical recall)."""
-    depth = check_depth(depth)
+    depth = check_count(depth, 100, "depth")
     bm25 = bm25_pipeline(indices.pisa, language=indices.language)
     dense = encoder.query_token_encoder() >> indices.flex.retriever(num_results=1000, drop_query_vec=True)
     if rerankers is None:
@@ -199,7 +185,7 @@ def fusion_pipeline(
     from .verifier import WeightedMaxSim
     from .wordnet_coverage import WordNetCoverage
 
-    depth = check_depth(depth)
+    depth = check_count(depth, FUSION_DEPTH, "depth")
     if (check_weight(wordnet, name="the WordNet weight") or cross_encoder is not None) and texts is None:
         _text_stage(texts, "wordnet and cross_encoder read the passages")  # its one-line error
     if cross_encoder is not None and features:

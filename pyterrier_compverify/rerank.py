@@ -19,9 +19,17 @@ import torch
 from torch import nn
 
 from ._device import resolve_device
-from .encoder import COMPUTE_DTYPES, TokenEncoder, check_batch_size, check_dtype, check_texts, warn_if_emulated
+from .encoder import COMPUTE_DTYPES, TokenEncoder, check_count, check_dtype, check_texts, warn_if_emulated
 from .query_tokens import QueryTokens
-from .scoring import FixedHead, build_head, head_spec, pad_token_states, score_candidates, score_packed
+from .scoring import (
+    FixedHead,
+    build_head,
+    check_head_length,
+    head_spec,
+    pad_token_states,
+    score_candidates,
+    score_packed,
+)
 from .scoring.pairs import DeferredVerdicts, is_gated
 from .spec import IncompatibleEncoderError
 from .store import TokenStore
@@ -98,8 +106,8 @@ class TokenReranker(pt.Transformer):
             if self.int8:
                 self.store.check_int8()
         self.text_field = text_field or self.encoder.text_field
-        self.batch_size = check_batch_size(batch_size, self.encoder.batch_size)
-        self.score_batch_size = check_batch_size(score_batch_size, 256, "score_batch_size")
+        self.batch_size = check_count(batch_size, self.encoder.batch_size)
+        self.score_batch_size = check_count(score_batch_size, 256, "score_batch_size")
         self.device = resolve_device(device) if device is not None else self.encoder.device
         warn_if_emulated(dtype, self.device)
         self.verbose = verbose
@@ -116,6 +124,7 @@ class TokenReranker(pt.Transformer):
                 stacklevel=2,
             )
         self.head = build_head(head, dim=self.encoder.dim) if isinstance(head, str) else head
+        check_head_length(self.head, self.encoder.max_length)
 
     def __repr__(self) -> str:
         head = "" if self.HEAD is not None else f", head={getattr(self.head, 'head_name', self.head)!r}"

@@ -32,7 +32,7 @@ from .artifacts import (
     swap_into_place,
     verify_sums,
 )
-from .encoder import TokenEncoder, check_batch_size
+from .encoder import TokenEncoder, check_count
 from .scoring.int8_rows import Int8Rows
 from .spec import EncoderSpec
 from .store_codecs import StateCodec, gather_rows, open_states, readonly_tensor, resolve_codec, write_states
@@ -469,7 +469,7 @@ class TokenStoreIndexer(pt.Indexer):
         self.store = store
         self.encoder = encoder
         self.flex_index = flex_index
-        self.batch_size = check_batch_size(batch_size, encoder.batch_size)
+        self.batch_size = check_count(batch_size, encoder.batch_size)
         self.verbose = verbose
         self.mode = builder_mode(mode)
 

@@ -26,9 +26,8 @@ WORD = re.compile(r"[a-z]+")
 STOPWORDS = frozenset(
     "a an the of in on at to for with and or is are was were be been by from as it its this that these those there "
     "here some any no not into onto over under up down out off than then so very".split()
-    # what WORD leaves of clitics: "driver's" -> driver, s; "don't" -> don, t
-    + "s t d ll re ve m don doesn didn isn aren wasn weren hasn haven hadn couldn shouldn wouldn".split()
 )
+CLITIC = re.compile(r"n['’]t\b|['’](?:s|d|ll|re|ve|m)\b")  # "driver's" -> driver, "don't" -> do ("vitamin d" stays)
 
 
 @lru_cache(maxsize=1 << 18)  # a corpus's vocabulary
@@ -71,8 +70,10 @@ def query_words(query: str) -> list[frozenset[str]]:
 
     >>> coverage(query_words("the dog's bone"), terms("a dog chewing a bone"))
     1.0
+    >>> len(query_words("vitamin d deficiency"))
+    3
     """
-    return [meets(w) for w in WORD.findall(query.lower()) if w not in STOPWORDS]
+    return [meets(w) for w in WORD.findall(CLITIC.sub(" ", query.lower())) if w not in STOPWORDS]
 
 
 def coverage(words: list[frozenset[str]], held: set[str]) -> float:

@@ -157,6 +157,16 @@ def test_an_overwrite_stopped_before_its_end_is_refused_not_read_as_either_encod
     assert len(model.retriever(built.path)(TOPICS)) > 0
 
 
+def test_an_overwrite_that_fails_before_any_part_moves_leaves_the_index_as_it_was(model, tiny_model_dir, tmp_path):
+    built = model.index(DOCS, tmp_path / "docs.index")
+    other = cv.BiEncoder(tiny_model_dir, max_length=12, device="cpu")
+    with pytest.raises(ValueError, match="duplicate docno 'd1'"):
+        other.index([*DOCS, DOCS[0]], built.path, mode="overwrite")
+    assert len(model.retriever(built.path)(TOPICS)) > 0  # still model's index, and says so
+    with pytest.raises(IncompatibleEncoderError):
+        other.retriever(built.path)
+
+
 def test_missing_index_is_named(model, tmp_path):
     with pytest.raises(FileNotFoundError, match="holds no index"):
         model.retriever(tmp_path / "nowhere")

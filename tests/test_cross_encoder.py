@@ -181,7 +181,7 @@ def test_evaluate_adds_the_cross_encoder_system_and_refuses_it_without_fusion(
     )  # fmt: skip
     assert in_bf16 in set(results["name"]) and in_bf16 == f"{with_ce} (bf16)"
     assert [scorer.dtype for scorer in made] == ["bf16"]
-    with pytest.raises(ValueError, match="dtype must be 'bf16' or 'fp32'"):
+    with pytest.raises(ValueError, match="fusion_cross_encoder_dtype: dtype must be 'bf16' or 'fp32'"):
         evaluate.run_evaluation("tiny", fusion=True, fusion_cross_encoder=tiny_cross_encoder,
                                 fusion_cross_encoder_dtype="fp16")  # fmt: skip
     for argv, message in [

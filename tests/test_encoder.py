@@ -74,6 +74,9 @@ def test_fingerprint_reads_scalar_tensors_as_their_bytes():
     scalar = {"scale": torch.tensor(2.5), "count": torch.tensor(3)}  # 0-dim: a logit scale, a step counter
     assert weights_fingerprint(scalar) != weights_fingerprint({**scalar, "scale": torch.tensor(2.0)})
     assert weights_fingerprint({"w": matrix.T}) == weights_fingerprint({"w": matrix.T.contiguous()})
+    # the digests recorded in saved artifacts and stores stay as they were
+    assert weights_fingerprint({"w": matrix}) == "db8ae0bc43e05a11"
+    assert weights_fingerprint({"w": matrix.to(torch.bfloat16), "b": torch.arange(3)}) == "15362f7946591e45"
 
 
 def test_bad_max_length(tiny_model_dir):

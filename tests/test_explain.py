@@ -109,6 +109,9 @@ def test_png_is_written(tmp_path, tiny_encoder):
     assert (tmp_path / "pair.png").read_bytes().startswith(PNG_MAGIC)
     with pytest.raises(ValueError, match="one per explanation"):
         plot_explanations(pair, labels=["swap"])
+    for text in (r"the gene $\alpha$ cell", "costs $5 and $10"):  # not mathtext: it failed, or dropped the $s
+        figure = reranker.explain(QUERY, text).plot(tmp_path / "dollars.png")
+        assert figure.axes[0].get_title().startswith(repr(text))
 
 
 def test_cli_prints_the_matches_and_writes_the_file(tmp_path, tiny_model_dir, capsys):
@@ -117,6 +120,12 @@ def test_cli_prints_the_matches_and_writes_the_file(tmp_path, tiny_model_dir, ca
     assert out.read_bytes().startswith(PNG_MAGIC)
     printed = capsys.readouterr().out
     assert printed.count("MaxSim: score") == 2 and f"wrote {out}" in printed and "chases -> chases" in printed
+
+
+def test_a_verifier_folder_given_with_a_tilde_is_explained(f4_verifier, tiny_model_dir, monkeypatch, capsys):
+    monkeypatch.setenv("HOME", str(f4_verifier.path.parent))  # "--reranker=~/v": the shell leaves the tilde to us
+    main(["explain", QUERY, TEXTS[0], "--reranker", "~/v", "--model", tiny_model_dir])
+    assert "score" in capsys.readouterr().out  # was refused as an unknown scorer after the encoder loaded
 
 
 def test_without_matplotlib_one_line_names_the_extra(monkeypatch, tmp_path, tiny_encoder, tiny_model_dir, capsys):

@@ -154,9 +154,20 @@ def test_packed_rows_give_the_padded_scores_and_skip_the_same_candidates(monkeyp
     assert len(verifier.seen) == 1 and verifier.seen[0] < 10 + (2 if reference == "query" else 0)
 
 
-def test_negative_weights_are_refused(verifier):
-    with pytest.raises(ValueError, match="must not be negative"):
-        ConditionalPenalty(verifier, beta=-1.0)
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ({"beta": -1.0}, r"beta \(0: MaxSim alone\) must be a finite number >= 0"),
+        ({"beta": float("nan")}, "beta"),  # a NaN switched the penalty off without a word
+        ({"beta": float("inf")}, "beta"),
+        ({"tau": "0.9"}, "tau must be a finite number, not '0.9'"),  # failed only when scoring
+        ({"sharpness": 0.0}, "sharpness must be a finite number > 0"),
+        ({"skip_below": float("nan")}, "skip_below"),
+    ],
+)
+def test_options_that_are_not_usable_numbers_are_refused(verifier, option, message):
+    with pytest.raises(ValueError, match=message):
+        ConditionalPenalty(verifier, **option)
 
 
 def test_the_verdict_runs_in_float32_under_bf16_autocast():

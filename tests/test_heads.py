@@ -77,3 +77,33 @@ def test_a_saved_weight_free_head_serves_with_its_saved_options(tiny_encoder, tm
     assert saved.reranker(encoder=tiny_encoder, lam=0.2).lam == 0.2  # an option given to reranker() wins
     # pt.Experiment names systems by repr: two settings, two names
     assert repr(reranker).endswith(", lam=0.3, tau=0.05)") and "lam" not in repr(cv.SoftAlign(tiny_encoder))
+
+
+def test_a_map_head_shorter_than_the_encoders_texts_is_refused_before_scoring(tiny_encoder, tmp_path):
+    import pandas as pd
+
+    from pyterrier_compverify.rerank import TokenReranker
+    from pyterrier_compverify.scoring import ConditionalPenalty, build_head
+    from pyterrier_compverify.training import VerifierTrainingConfig, train_verifier
+
+    short = build_head("F4", dim=tiny_encoder.dim, max_grid=1)  # one tile of 8 tokens a side
+    assert tiny_encoder.max_length > short.max_tokens == 8
+    for head in (short, ConditionalPenalty(short, beta=0.5, tau=0.9)):  # it failed on the first long text
+        with pytest.raises(ValueError, match=r"reads texts of up to 8 tokens .*use max_length <= 8, or train a head"):
+            TokenReranker(tiny_encoder, head=head)
+    TokenReranker(tiny_encoder, head=build_head("F4", dim=tiny_encoder.dim))  # 512 tokens: fine
+    rows = pd.DataFrame({"anchor": ["a b"] * 4, "positive": ["a b c"] * 4, "negative": ["c"] * 4})
+    config = VerifierTrainingConfig(head_config={"max_grid": 1}, steps=1, batch_size=2)
+    with pytest.raises(ValueError, match="reads texts of up to 8 tokens"):
+        train_verifier(rows, tmp_path / "v", encoder=tiny_encoder, config=config, verbose=False)
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [({"tau": 0.0}, "tau .* > 0"), ({"tau": -0.1}, "tau"), ({"lam": float("nan")}, "lam must be a finite number >= 0")],
+)
+def test_soft_align_refuses_a_temperature_it_cannot_use(tiny_encoder, option, message):
+    import pyterrier_compverify as cv
+
+    with pytest.raises(ValueError, match=message):  # 0 gave NaN scores blamed on weights; < 0 the worst alignment
+        cv.SoftAlign(tiny_encoder, **option)

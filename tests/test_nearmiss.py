@@ -131,6 +131,13 @@ def test_score_pairs_with_a_scorer_that_sorts_and_keeps_only_its_columns():
     assert scores.tolist() == [13.0, 21.0, 11.0]
 
 
+def test_unknown_categories_are_named_before_any_data_is_read():
+    with pytest.raises(ValueError, match=r"unknown CondaQA categories \['negation'\]: choose from affirmative"):
+        nearmiss.condaqa_triplets(("negation",))
+    with pytest.raises(ValueError, match=r"unknown SugarCrepe categories \['swap-att'\]"):
+        nearmiss.sugarcrepe_triplets(["swap-att"])
+
+
 @pytest.mark.integration
 def test_real_triplets(data_dir):
     sc = nearmiss.sugarcrepe_triplets()
@@ -155,8 +162,6 @@ def test_real_triplets(data_dir):
     )
     swaps.loc[:, "anchor"] = "changed"  # a copy: the next reader gets the rows as read
     assert (nearmiss.sugarcrepe_triplets("swap_att")["anchor"] != "changed").all()
-    with pytest.raises(ValueError, match=r"unknown CondaQA categories \['negation'\]: choose from affirmative"):
-        nearmiss.condaqa_triplets(("negation",))
 
 
 @pytest.mark.integration

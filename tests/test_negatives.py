@@ -280,6 +280,8 @@ def test_binding_respectively_binds_the_list_before_it(gen):
         ("The picture hangs above the bed.", "The picture hangs below the bed."),
         ("Pressure rose in the right ventricle.", "Pressure rose in the left ventricle."),  # a side of a thing
         ("He raised his left hand.", "He raised his right hand."),
+        ("Right atrial pressure rose.", "Left atrial pressure rose."),  # "right" before an adjective: a side
+        ("The front door is behind the tree.", "The front door is in front of the tree."),
     ],
 )
 def test_spatial(gen, sentence, expected):

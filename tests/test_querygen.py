@@ -198,3 +198,36 @@ def test_readers_expand_a_home_path_the_shell_left_alone(tmp_path, monkeypatch):
     (tmp_path / "p.tsv").write_text("docno\ttext\nd1\ta dog\n")
     assert read_sentences("~/s.txt") == ["one", "two"]
     assert read_passages("~/p.tsv")[["docno", "text"]].values.tolist() == [["d1", "a dog"]]
+
+
+def test_an_endpoints_errors_keep_its_message_and_content_parts_are_joined():
+    import http.server
+    import threading
+
+    replies = {"/v1/missing/chat/completions": (404, '{"error": "model not found"}'),
+               "/v1/proxy/chat/completions": (200, "<html>502 Bad Gateway</html>"),
+               "/v1/parts/chat/completions": (200, json.dumps({"choices": [{"message": {"content": [
+                   {"type": "text", "text": "red "}, {"type": "text", "text": "car"}]}}]}))}  # fmt: skip
+
+    class Endpoint(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            code, body = replies[self.path]
+            self.send_response(code)
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Endpoint)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_port}/v1"
+    try:
+        with pytest.raises(ConnectionError, match="404.*model not found"):  # was only "HTTP Error 404: Not Found"
+            ChatClient("m", base_url=f"{base}/missing").complete([])
+        with pytest.raises(ValueError, match="did not reply with JSON: '<html>502"):  # was a bare JSONDecodeError
+            ChatClient("m", base_url=f"{base}/proxy").complete([])
+        assert ChatClient("m", base_url=f"{base}/parts").complete([]) == "red car"  # was the list of parts
+    finally:
+        server.shutdown()

@@ -120,7 +120,7 @@ def test_training_that_cannot_train_is_refused(tmp_path, tiny_encoder):
     [
         ({"temperature": 0.0}, "temperature must be a finite number > 0"),  # trained a head of NaNs and saved it
         ({"temperature": float("nan")}, "temperature"),
-        ({"max_grad_norm": -1.0}, "max_grad_norm must be a finite number > 0"),
+        ({"max_grad_norm": -1.0}, "max_grad_norm must be a finite number >= 0"),
         ({"save_steps": 0}, "save_steps must be a whole number of steps >= 1"),
         ({"logging_steps": 2.5}, "logging_steps"),
         ({"mode": "last-layer", "top_layers": 0}, "top_layers must be a whole number >= 1"),
@@ -130,6 +130,13 @@ def test_training_that_cannot_train_is_refused(tmp_path, tiny_encoder):
 def test_settings_that_cannot_train_as_asked_are_refused_when_made(settings, message):
     with pytest.raises(ValueError, match=message):
         VerifierTrainingConfig(**settings)
+
+
+def test_numpy_counts_and_no_clipping_are_valid_settings():
+    import numpy as np
+
+    config = VerifierTrainingConfig(save_steps=np.int64(50), top_layers=np.int64(2), max_grad_norm=0.0)
+    assert (config.save_steps, config.top_layers) == (50, 2) and type(config.save_steps) is int  # JSON-recordable
 
 
 def test_more_top_layers_than_the_encoder_has_is_refused_before_caching(tmp_path, tiny_encoder):

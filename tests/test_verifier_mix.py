@@ -65,7 +65,10 @@ def test_arranged_batches_hold_one_source_and_distinct_images_per_epoch():
     with pytest.raises(ValueError, match="shares name no source: rr"):
         arrange_batches({"caption": rows, "r": other}, {"caption": 1, "rr": 1}, steps=1, batch_size=2)
     shrinking = lambda epoch: other if epoch == 0 else other.head(1)  # noqa: E731
-    with pytest.raises(ValueError, match="source r gave 1 rows at epoch 1, fewer than one batch of 2"):
+    with pytest.raises(
+        ValueError,
+        match="source r gave 1 rows at epoch 1, fewer than one batch of 2; lower the batch size or give it share 0",
+    ):
         arrange_batches({"r": shrinking}, {"r": 1}, steps=3, batch_size=2)  # its blocks came out short
 
 

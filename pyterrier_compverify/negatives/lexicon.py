@@ -101,6 +101,8 @@ SPREAD_LABELS = set("ci cri confidence credible interval iqr range sd se sem".sp
 
 # --- spatial -----------------------------------------------------------------------------------------------------
 
+# nouns that "right" names a side of without being physical things ("a right turn"; physical ones are read in WordNet)
+SIDE_NOUNS = {"side", "turn", "margin", "column", "half", "lane", "wing", "bank", "corner", "edge"}
 FLIPS = {
     "left": ("right", "spatial/left-right"),
     "right": ("left", "spatial/left-right"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .category import Category
 from .edit import Candidate
-from .lexicon import FLIPS, MOTION_VERBS, TIME_WORDS
+from .lexicon import FLIPS, MOTION_VERBS, SIDE_NOUNS, TIME_WORDS
 from .spans import match_case, render, replace_span
 
 
@@ -34,7 +34,17 @@ def _over_under_ok(token) -> bool:
     return _physical(pobj)
 
 
-SIDE_NOUNS = {"side", "turn", "margin", "column", "half", "lane", "wing", "bank", "corner", "edge"}  # not physical
+def _right_is_a_side(token) -> bool:
+    """Whether an adjective "right" names a side ("the right hand", "right ventricular"), not "correct" ("the right
+    answer", "you are right"): not predicative, and before another adjective or of a physical thing or a side."""
+    if token.dep_ in ("acomp", "attr", "oprd"):
+        return False
+    if token.i + 1 < len(token.doc) and token.nbor(1).pos_ == "ADJ":  # "right ventricular", "right atrial"
+        return True
+    head = token.head
+    return token.dep_ == "amod" and (
+        head.lemma_.lower() in SIDE_NOUNS or _physical(head, roots=("physical_entity.n.01",))
+    )
 
 
 def _flippable(token) -> bool:
@@ -42,12 +52,9 @@ def _flippable(token) -> bool:
     if word in ("left", "right"):
         if token.pos_ == "ADV":
             return token.head.pos_ == "VERB" and word == "left"
-        if token.pos_ == "ADJ":  # a side of a thing ("the left hand"), not "the right answer", "you are right"
-            head = token.head
-            return token.dep_ == "amod" and (
-                head.lemma_.lower() in SIDE_NOUNS or _physical(head, roots=("physical_entity.n.01",))
-            )
-        return token.pos_ == "NOUN" and not (word == "right" and token.nbor(1).lower_ == "to")
+        if token.pos_ == "ADJ" and word == "right":
+            return _right_is_a_side(token)
+        return token.pos_ in ("ADJ", "NOUN") and not (word == "right" and token.nbor(1).lower_ == "to")
     if word in ("over", "under"):
         return _over_under_ok(token)
     if word in ("before", "after"):
@@ -76,7 +83,7 @@ def spatial(doc) -> list[Candidate]:
             changes[token.i + 2] = ""
             out.append((render(doc, changes), "spatial", "spatial/front-behind"))
         elif word == "behind" and token.pos_ == "ADP" and any(c.dep_ == "pobj" for c in token.children):
-            if "front" in words:
+            if "in front of" in doc.text.lower():  # "behind the car and in front of the tree"
                 continue
             changes = {token.i: match_case("in front of", token.text) + token.whitespace_}
             out.append((render(doc, changes), "spatial", "spatial/front-behind"))

@@ -34,6 +34,8 @@ def parse_queries(content: str) -> list[str]:
     ['effect of statins on LDL [1]', 'statin side effects']
     >>> parse_queries('[{"query": "red car"}, {"query": "parking"}]'), parse_queries('{"answer": null}')
     (['red car', 'parking'], [])
+    >>> parse_queries('{"queries": ["red car", null, 3, "parking lot"]}')
+    ['red car', 'parking lot']
     """
     match = re.search(r"(\{.*\}|\[.*\])", content, flags=re.DOTALL)
     if match:
@@ -44,8 +46,9 @@ def parse_queries(content: str) -> list[str]:
         value = value.get("queries") if isinstance(value, dict) else value
         items = [value] if isinstance(value, str) else value if isinstance(value, list) else None
         queries = [q.get("query") if isinstance(q, dict) else q for q in items or []]  # also [{"query": ...}]
-        if items and all(isinstance(q, str) for q in queries):
-            return [q.strip() for q in queries if q.strip()]
+        queries = [q.strip() for q in queries if isinstance(q, str) and q.strip()]  # a null or a number left out
+        if queries:
+            return queries
         if parsed and not re.sub(r"```(?:json)?", "", content.replace(match.group(0), "")).strip():
             return []  # a reply that is JSON only, without a query in the form asked for: none, not its text
     lines = (re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", line).strip() for line in content.splitlines())

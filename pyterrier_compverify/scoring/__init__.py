@@ -20,7 +20,7 @@ from .heads.map_transformer import MapTransformerHead
 from .heads.pooled import PooledHead, masked_mean, pooled_cosine
 from .pairs import score_aligned, score_all_pairs, score_candidates, score_packed
 from .penalty import GATES, REFERENCES, ConditionalPenalty, reverse_maxsim
-from .registry import HEADS, HeadSpec, build_head, head_kind, head_spec, register_head
+from .registry import HEADS, HeadSpec, build_head, check_head_length, head_kind, head_spec, register_head
 from .simmap import (
     map_features,
     normalise_states,
@@ -47,6 +47,7 @@ __all__ = [
     "PooledHead",
     "bag_of_similarities",
     "build_head",
+    "check_head_length",
     "head_kind",
     "head_spec",
     "map_features",

@@ -7,6 +7,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
+from ..checks import check_number
 from .heads.fixed import maxsim
 from .simmap import batch_mask
 
@@ -74,8 +75,9 @@ class ConditionalPenalty(nn.Module):
             raise ValueError(f"gate={gate!r}: choose one of {', '.join(GATES)}")
         if reference not in REFERENCES:
             raise ValueError(f"reference={reference!r}: choose one of {', '.join(REFERENCES)}")
-        if beta < 0 or skip_below < 0:
-            raise ValueError(f"beta={beta} and skip_below={skip_below} must not be negative (beta=0: MaxSim alone)")
+        beta = check_number(beta, "beta (0: MaxSim alone)", at_least=0)  # a NaN switched the penalty off
+        skip_below = check_number(skip_below, "skip_below", at_least=0)
+        tau, sharpness = check_number(tau, "tau"), check_number(sharpness, "sharpness", above=0)
         self.verifier, self.beta, self.tau, self.sharpness = verifier, beta, tau, sharpness
         self.gate, self.reference = gate, reference
         self.skip_below = skip_below

@@ -52,6 +52,20 @@ def head_spec(name: str) -> HeadSpec:
     return HEADS[name]
 
 
+def check_head_length(head: nn.Module, max_length: int) -> None:
+    """Refuse a head that cannot read maps as long as an encoder's ``max_length`` (F4's ``max_grid`` tiles of
+    ``patch`` tokens: 512 by default), before any text is scored; a wrapped head (a penalty's) is read too."""
+    inner = getattr(head, "verifier", head)
+    limit = getattr(inner, "max_tokens", None)
+    if limit is not None and max_length > limit:
+        name, grid = getattr(inner, "head_name", type(inner).__name__), -(-max_length // inner.patch)
+        raise ValueError(
+            f"the {name} head reads texts of up to {limit} tokens (max_grid={limit // inner.patch} tiles of "
+            f"{inner.patch}); the encoder's max_length is {max_length}: use max_length <= {limit}, or train a head "
+            f"with head_config={{'max_grid': {grid}}}"
+        )
+
+
 def build_head(name: str, **config) -> nn.Module:
     """A head module by name, its ``kind`` set from the registry; ``config`` goes to its constructor."""
     spec = head_spec(name)

@@ -4,6 +4,7 @@ CLI's ``--help`` reads the defaults without loading models)."""
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 
 from ..spec import DEFAULT_MAX_LENGTH
@@ -31,8 +32,9 @@ class TrainingSchedule:
             raise ValueError(f"warmup is a fraction of the steps in [0, 1), got {self.warmup}")
         for name in ("save_steps", "logging_steps"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
                 raise ValueError(f"{name} must be a whole number of steps >= 1, got {value!r}")
+            setattr(self, name, int(value))  # recorded as JSON with the run
 
 
 @dataclass(kw_only=True)
@@ -82,11 +84,14 @@ class VerifierTrainingConfig(TrainingSchedule):
             raise ValueError(
                 f"head_lr must be positive and encoder_lr not negative, got {self.head_lr}, {self.encoder_lr}"
             )
-        for name in ("temperature", "max_grad_norm"):
-            if not math.isfinite(getattr(self, name)) or getattr(self, name) <= 0:  # 0: a head of NaNs, saved
-                raise ValueError(f"{name} must be a finite number > 0, got {getattr(self, name)!r}")
-        if isinstance(self.top_layers, bool) or not isinstance(self.top_layers, int) or self.top_layers < 1:
+        if not math.isfinite(self.temperature) or self.temperature <= 0:  # 0 trained a head of NaNs and saved it
+            raise ValueError(f"temperature must be a finite number > 0, got {self.temperature!r}")
+        if not math.isfinite(self.max_grad_norm) or self.max_grad_norm < 0:  # 0: no clipping, as in transformers
+            raise ValueError(f"max_grad_norm must be a finite number >= 0 (0: no clipping), got {self.max_grad_norm!r}")
+        top = self.top_layers
+        if isinstance(top, bool) or not isinstance(top, numbers.Integral) or top < 1:
             raise ValueError(f"top_layers must be a whole number >= 1, got {self.top_layers!r}")
+        self.top_layers = int(top)
         if self.mode == "last-layer" and not self.cache_states:
             raise ValueError(
                 "mode='last-layer' trains the top layers over cached states: leave cache_states on "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import numbers
 import os
 import shutil
 from pathlib import Path
@@ -20,7 +21,7 @@ import torch
 from torch import nn
 
 from ..artifacts import build_lock, building_name, remove_leftovers
-from ..encoder import TokenEncoder, check_batch_size, check_texts
+from ..encoder import TokenEncoder, check_count, check_texts
 from ..scoring import normalise_states
 
 
@@ -73,7 +74,7 @@ class StateCache:
         states_of = _cached_elsewhere(hashes, Path(folder).glob(f"{kind}-*"))
         todo = np.array([i for i in range(len(texts)) if i not in states_of], dtype=np.int64)
         order = todo[np.argsort(-encoder.token_lengths([texts[i] for i in todo]), kind="stable")] if len(todo) else todo
-        batch_size = check_batch_size(batch_size, encoder.batch_size)
+        batch_size = check_count(batch_size, encoder.batch_size)
         starts = range(0, len(order), batch_size)
         desc = f"caching states (top_layers={top_layers}; {len(states_of)} of {len(texts)} reused)"
         for start in pt.tqdm(starts, desc=desc, disable=not verbose):
@@ -162,7 +163,7 @@ def transformer_of(encoder: TokenEncoder) -> nn.Module:
 def check_top_layers(encoder: TokenEncoder, k: int) -> int:
     """``k`` if the encoder has that many layers to train (1 to all of them), else a ValueError naming the range."""
     layers = len(transformer_of(encoder).encoder.layer)
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= layers:
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= layers:
         raise ValueError(f"top_layers must be between 1 and {layers} (the encoder's layers), got {k!r}")
     return k
 
@@ -174,7 +175,7 @@ class TopLayers(nn.Module):
 
     def __init__(self, encoder: TokenEncoder, k: int):
         super().__init__()
-        self.layers = nn.ModuleList(transformer_of(encoder).encoder.layer[-check_top_layers(encoder, k) :])
+        self.layers = nn.ModuleList(transformer_of(encoder).encoder.layer[-int(check_top_layers(encoder, k)) :])
 
     def forward(self, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         additive = (~mask)[:, None, None, :].to(hidden.dtype) * torch.finfo(hidden.dtype).min

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from ..encoder import TokenEncoder
-from ..scoring import build_head, normalise_states, score_aligned, score_all_pairs
+from ..scoring import build_head, check_head_length, normalise_states, score_aligned, score_all_pairs
 from .config import VerifierTrainingConfig
 from .hf import one_run_at_a_time, prepare_output, run_fingerprint, run_training, training_arguments
 from .state_cache import StateCache, TopLayers, check_top_layers
@@ -189,6 +189,7 @@ def train_verifier(
     torch.manual_seed(config.seed)
     head_config = {"dim": encoder.dim, **config.head_config}
     head = build_head(config.head, **head_config)
+    check_head_length(head, encoder.max_length)  # before the states are cached
     dropouts = {m: m.p for m in encoder.model.modules() if isinstance(m, nn.Dropout)}
     requires_grad = [p.requires_grad for p in encoder.model.parameters()]
     source, text_ids = _state_source(encoder, frame, config, output_dir, verbose, cache_texts)

@@ -240,7 +240,7 @@ def arrange_batches(
                 if len(frames[name]) < batch_size:  # a short block would mix it with the next source's rows
                     raise ValueError(
                         f"source {name} gave {len(frames[name])} rows at epoch {epoch[name]}, fewer than one batch of "
-                        f"{batch_size}"
+                        f"{batch_size}; lower the batch size or give it share 0"
                     )
             orders[name], cursors[name] = rng.permutation(len(frames[name])), 0
         idx = orders[name][cursors[name] : cursors[name] + batch_size]

@@ -223,7 +223,8 @@ def _only_verb(token) -> bool:
 
 
 def _kinds(word: str) -> set[str]:
-    """What an adjective measures: "colour" for a colour, else its WordNet attributes (large, small -> size)."""
+    """What an adjective measures: "colour" for a colour, else the WordNet attributes of its first sense, a
+    satellite's through its head adjectives (large, small, tiny -> size)."""
     from ..wordnet import load_wordnet
 
     if word in COLOURS:
@@ -232,7 +233,8 @@ def _kinds(word: str) -> set[str]:
         synsets = load_wordnet().synsets(word, "a")
     except (ImportError, OSError):
         return set()
-    return {a.name() for synset in synsets for a in synset.attributes()}
+    heads = (synsets[0].similar_tos() if synsets[0].pos() == "s" else synsets[:1]) if synsets else []
+    return {a.name() for head in heads for a in head.attributes()}
 
 
 def _lands_beside_its_kind(moved, staying: list) -> bool:

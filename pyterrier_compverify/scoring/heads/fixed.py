@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ...checks import check_number
 from ..registry import HeadSpec, register_head
 from ..simmap import batch_mask
 
@@ -107,7 +108,12 @@ register_head(
         "F2",
         "map",
         False,
-        lambda dim=None, lam=0.1, tau=0.1: FixedHead(soft_align, "F2 soft alignment", lam=lam, tau=tau),
+        lambda dim=None, lam=0.1, tau=0.1: FixedHead(
+            soft_align,
+            "F2 soft alignment",
+            lam=check_number(lam, "lam", at_least=0),
+            tau=check_number(tau, "tau (the softmax temperature)", above=0),  # 0 gave NaN scores, < 0 the worst
+        ),
         "SoftAlign",
         "distance-penalised soft alignment",
     )

@@ -55,6 +55,11 @@ class MapTransformerHead(nn.Module):
         self.feature_dropout = feature_dropout  # training: share of maps whose features are left out
         nn.init.normal_(self.cls, std=0.02)
 
+    @property
+    def max_tokens(self) -> int:
+        """The most tokens a map side can have: ``max_grid`` tiles of ``patch`` tokens."""
+        return self.patch * self.row_pos.num_embeddings
+
     def forward(self, sim: torch.Tensor, query_mask: torch.Tensor, cand_mask: torch.Tensor) -> torch.Tensor:
         b, m, n = sim.shape
         rows, cols = -(-m // self.patch), -(-n // self.patch)

@@ -1,0 +1,26 @@
+"""One check for the real-valued options of scorers and fusions (weights, temperatures, thresholds)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+
+def check_number(value, name: str, *, at_least: float | None = None, above: float | None = None) -> float:
+    """``value`` as a float if it is a finite real number (not a bool, not a string), at least ``at_least`` and
+    above ``above`` where given; else a ValueError that names it ``name``.
+
+    >>> check_number(0.5, "beta", at_least=0), check_number(-2, "tau")
+    (0.5, -2.0)
+    >>> check_number(float("nan"), "beta", at_least=0)
+    Traceback (most recent call last):
+    ValueError: beta must be a finite number >= 0, not nan
+    >>> check_number(0, "tau", above=0)
+    Traceback (most recent call last):
+    ValueError: tau must be a finite number > 0, not 0
+    """
+    real = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+    if real and (at_least is None or value >= at_least) and (above is None or value > above):
+        return float(value)
+    bound = f" >= {at_least:g}" if at_least is not None else f" > {above:g}" if above is not None else ""
+    raise ValueError(f"{name} must be a finite number{bound}, not {value!r}")
