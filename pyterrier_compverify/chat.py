@@ -64,5 +64,5 @@ class ChatClient:
         except (KeyError, IndexError, TypeError) as e:
             raise ValueError(f"unexpected reply from the LLM endpoint at {self.base_url}: {str(response)[:200]}") from e
         if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
-            content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+            content = "".join(part.get("text") or "" for part in content if isinstance(part, dict))
         return content

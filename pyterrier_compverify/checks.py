@@ -24,3 +24,24 @@ def check_number(value, name: str, *, at_least: float | None = None, above: floa
         return float(value)
     bound = f" >= {at_least:g}" if at_least is not None else f" > {above:g}" if above is not None else ""
     raise ValueError(f"{name} must be a finite number{bound}, not {value!r}")
+
+
+def check_whole(value, name: str, *, at_least: int = 1) -> int:
+    """``value`` as an int if it is a whole number (an int, a numpy integer, or a float such as 128.0; not a bool,
+    not a string) of at least ``at_least``; else a ValueError that names it ``name``.
+
+    >>> check_whole(300.0, "depth"), check_whole(0, "seed", at_least=0)
+    (300, 0)
+    >>> check_whole("300", "depth")
+    Traceback (most recent call last):
+    ValueError: depth must be a whole number, got '300'
+    >>> check_whole(0, "steps")
+    Traceback (most recent call last):
+    ValueError: steps must be at least 1, got 0
+    """
+    whole = isinstance(value, numbers.Real) and not isinstance(value, bool) and float(value).is_integer()
+    if not whole:  # 2.7 became 2 without a word; "300" read as text
+        raise ValueError(f"{name} must be a whole number, got {value!r}")
+    if value < at_least:
+        raise ValueError(f"{name} must be at least {at_least}, got {int(value)}")
+    return int(value)

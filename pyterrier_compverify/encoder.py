@@ -21,6 +21,7 @@ import pyterrier_dr
 import torch
 
 from ._device import resolve_device
+from .checks import check_whole
 from .query_tokens import QueryEncoderStage
 from .scoring.simmap import normalise_states
 from .spec import DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH, DEFAULT_MODEL, EncoderSpec
@@ -173,9 +174,12 @@ def skeleton_embeddings(config):
 def check_max_length(max_length) -> None:
     """Refuse a ``max_length`` that is not None or a whole number of tokens >= 2 (special tokens); ``128.0`` is
     128."""
-    number = isinstance(max_length, (int, float, np.integer, np.floating))
-    if max_length is not None and not (number and _whole(max_length) and max_length >= 2):
-        raise ValueError(f"max_length must be a whole number of tokens >= 2, not {max_length!r}")
+    if max_length is None:
+        return
+    try:
+        check_whole(max_length, "max_length", at_least=2)
+    except ValueError:
+        raise ValueError(f"max_length must be a whole number of tokens >= 2, not {max_length!r}") from None
 
 
 def checked_max_length(name: str, max_length: int | None, positions: int | None) -> int:
@@ -323,13 +327,6 @@ def check_dtype(dtype) -> str:
     return name
 
 
-def _whole(value) -> bool:
-    try:
-        return not isinstance(value, bool) and float(value).is_integer()
-    except (TypeError, ValueError):
-        return False
-
-
 def check_count(value: int | None, default: int, name: str = "batch_size") -> int:
     """A count of things (a batch size, a depth, results per query): ``value`` as an int (``default`` when None),
     or a ValueError naming ``name`` unless it is a whole number of at least 1.
@@ -340,12 +337,8 @@ def check_count(value: int | None, default: int, name: str = "batch_size") -> in
     Traceback (most recent call last):
     ValueError: fusion_depth must be at least 1, got 0
     """
-    if value is not None and not _whole(value):  # 2.7 became 2 without a word
-        raise ValueError(f"{name} must be a whole number, got {value!r}")
-    value = default if value is None else int(value)
-    if value < 1:  # a negative one left encode's buffers unfilled; 0 stood for the default without a word
-        raise ValueError(f"{name} must be at least 1, got {value}")
-    return value
+    # a negative one left encode's buffers unfilled; 0 stood for the default without a word
+    return check_whole(default if value is None else value, name, at_least=1)
 
 
 def check_texts(texts: Sequence, what: str = "text") -> list[str]:

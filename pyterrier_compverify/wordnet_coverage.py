@@ -27,7 +27,8 @@ STOPWORDS = frozenset(
     "a an the of in on at to for with and or is are was were be been by from as it its this that these those there "
     "here some any no not into onto over under up down out off than then so very".split()
 )
-CLITIC = re.compile(r"n['’]t\b|['’](?:s|d|ll|re|ve|m)\b")  # "driver's" -> driver, "don't" -> do ("vitamin d" stays)
+# clitics: "driver's" -> driver; a negated auxiliary ("don't", "can't") goes whole; "vitamin d" stays
+CLITIC = re.compile(r"\b[a-z]+n['’]t\b|['’](?:s|d|ll|re|ve|m)\b")
 
 
 @lru_cache(maxsize=1 << 18)  # a corpus's vocabulary
@@ -60,7 +61,7 @@ def terms(text: str) -> set[str]:
     >>> sorted(terms("Two dogs run"))
     ['dog', 'dogs', 'dogs run', 'run', 'two', 'two dogs']
     """
-    words = WORD.findall(text.lower())
+    words = WORD.findall(CLITIC.sub(" ", text.lower()))  # as query_words reads a query
     found = {form for w in words for form in base_forms(w)}
     return found | {" ".join(pair) for pair in zip(words, words[1:])}
 
@@ -70,8 +71,9 @@ def query_words(query: str) -> list[frozenset[str]]:
 
     >>> coverage(query_words("the dog's bone"), terms("a dog chewing a bone"))
     1.0
-    >>> len(query_words("vitamin d deficiency"))
-    3
+    >>> len(query_words("vitamin d deficiency")), [coverage(query_words(q), terms(q)) for q in ("why can't I sleep",
+    ...                                                                                     "the dog's bone")]
+    (3, [1.0, 1.0])
     """
     return [meets(w) for w in WORD.findall(CLITIC.sub(" ", query.lower())) if w not in STOPWORDS]
 

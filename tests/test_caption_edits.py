@@ -78,6 +78,11 @@ def test_each_kind(edits_of, kind, caption, expected, rule):
         # a misparse ("child" the root, "ninja" the subject of "jumping"): the verb that must agree is not found
         ("count", "A child dressed as a ninja is jumping .", "Two children dressed as a ninja is jumping ."),
         ("count", "A child dressed as a ninja is jumping .", "A child dressed as two ninjas are jumping ."),
+        # "tries" tagged a noun
+        ("count", "A baby in pigtails tries to climb out .", "Two babies in pigtails tries to climb out ."),
+        ("paraphrase", "A man rides his dirt bike .", "A man rides his dirt bicycle ."),  # a kind of motorbike
+        ("paraphrase", "A girl hugs her big brother .", "A girl hugs her large brother ."),  # older, not larger
+        ("paraphrase", "A girl is jumping rope .", "A girl is leaping rope ."),
     ],
 )
 def test_implausible_edits_are_not_made(edits_of, kind, caption, not_expected):

@@ -111,7 +111,9 @@ def test_png_is_written(tmp_path, tiny_encoder):
         plot_explanations(pair, labels=["swap"])
     for text in (r"the gene $\alpha$ cell", "costs $5 and $10"):  # not mathtext: it failed, or dropped the $s
         figure = reranker.explain(QUERY, text).plot(tmp_path / "dollars.png")
-        assert figure.axes[0].get_title().startswith(repr(text))
+        ax = figure.axes[0]
+        assert ax.get_title().startswith(repr(text)) and not ax.title.get_parse_math()
+        assert not any(label.get_parse_math() for label in [*ax.get_xticklabels(), *ax.get_yticklabels()])
 
 
 def test_cli_prints_the_matches_and_writes_the_file(tmp_path, tiny_model_dir, capsys):

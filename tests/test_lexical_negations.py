@@ -108,6 +108,8 @@ def test_each_edited_sentence_gives_both_directions(sentence, expected):
         "Although the drug failed to reduce pain, it was used.",  # a concessive reads as a contradiction once flipped
         "This is not true for all viruses.",  # "not true" / "false" is left out
         "The results were not significant.",  # an affixal pair, not a lexical one
+        "The tumour was absent in all mice.",  # "not present in all mice" is "not in every mouse"
+        "The drug failed to reduce pain in all patients.",
     ],
 )
 def test_sentences_that_cannot_be_flipped_cleanly_are_skipped(sentence):

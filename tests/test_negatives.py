@@ -67,6 +67,20 @@ def test_negation(gen, sentence, expected, rule):
     assert len(found) == 1  # only the main predicate is touched
 
 
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The results did not show any effect.",  # "showed any effect": "any" needs the negation
+        "We have not yet identified the mechanism.",
+        "The drug has never been tested in any trial.",
+        "The dog barely moves.",  # "does not barely move": a double negation
+        "The dogs often play in the park.",  # "often do not play" does not contradict it
+    ],
+)
+def test_negation_makes_no_edit_that_is_not_a_sentence_or_not_a_contradiction(gen, sentence):
+    assert outputs(gen, sentence, "negation") == {}
+
+
 def test_negation_keeps_adverbs_in_place(gen):
     assert "Students did not significantly improve their scores." in outputs(
         gen, "Students significantly improved their scores.", "negation"
@@ -298,6 +312,8 @@ def test_spatial(gen, sentence, expected):
         "She gave the right answer.",  # "correct", not a side (was flipped to "the left answer")
         "You are right about the dose.",
         "The dog is in front of the car and behind the tree.",  # either flip makes a duplicate
+        "Choosing the right medical treatment matters.",  # "right" before an adjective that is not of a body part
+        "They chose the right small molecule inhibitor.",
     ],
 )
 def test_spatial_leaves_non_spatial_words(gen, sentence):

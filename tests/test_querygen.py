@@ -173,6 +173,9 @@ def test_querygen_command(tmp_path, capsys):
     pd.DataFrame({"docno": ["1"], "body": ["x"]}).to_csv(bad, index=False)
     with pytest.raises(ValueError, match="missing column"):
         read_passages(str(bad))
+    rows = tmp_path / "rows.jsonl"  # a number as text crashed; id replaced docno where both were given
+    rows.write_text('{"docno": "a", "id": "b", "text": 42}\n{"docno": "c", "id": "d", "text": "a dog"}\n')
+    assert read_passages(str(rows))[["docno", "text"]].values.tolist() == [["a", "42"], ["c", "a dog"]]
 
 
 def test_pair_training_with_in_batch_negatives(tmp_path, tiny_model_dir):

@@ -86,11 +86,11 @@ def test_d01_output_folder_that_is_a_file_is_refused_before_training(tmp_path, t
 def test_d04_training_that_cannot_train_is_refused_for_both_trainers(tmp_path, tiny_encoder, tiny_model_dir):
     with pytest.raises(ValueError, match="cannot fill one batch"):
         train_verifier(ROWS.iloc[:2], tmp_path / "v", encoder=tiny_encoder, config=small(), verbose=False)
-    for bad in ({"steps": 0}, {"steps": -5}, {"batch_size": 0}, {"head_lr": -1.0}):
-        with pytest.raises(ValueError, match="positive"):
+    for bad in ({"steps": 0}, {"steps": -5}, {"batch_size": 0}, {"head_lr": -1.0}, {"steps": 2.5}):
+        with pytest.raises(ValueError, match="must be positive|must be at least 1|must be a whole number"):
             small(**bad)
     for bad in ({"steps": 0}, {"steps": -5}, {"lr": -1.0}):
-        with pytest.raises(ValueError, match="positive"):
+        with pytest.raises(ValueError, match="must be positive|must be at least 1"):
             EncoderTrainingConfig(**bad)
     config = EncoderTrainingConfig(steps=2, batch_size=4)
     with pytest.raises(ValueError, match="cannot fill one batch"):

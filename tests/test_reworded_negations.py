@@ -80,6 +80,7 @@ def test_each_edited_sentence_gives_both_directions(sentence, expected):
         "Although it is clear, we test it.",  # a concessive reads as a contradiction once flipped
         "The fee is paid.",  # an irregular participle ("unpaid")
         "No copula here at all.",
+        "The data are unavailable for all patients.",  # "not available for all" is "not for every one"
     ],
 )
 def test_sentences_that_are_not_edited(sentence):

@@ -110,7 +110,7 @@ def test_cached_training_learns_and_resumes(tmp_path, tiny_model_dir, mode):
 def test_training_that_cannot_train_is_refused(tmp_path, tiny_encoder):
     with pytest.raises(ValueError, match="cannot fill one batch"):
         train_verifier(ROWS.iloc[:2], tmp_path / "x", encoder=tiny_encoder, config=VerifierTrainingConfig(batch_size=4))
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(ValueError, match="steps must be at least 1, got 0"):
         VerifierTrainingConfig(steps=0)
     assert not (tmp_path / "x").exists()
 
@@ -120,10 +120,10 @@ def test_training_that_cannot_train_is_refused(tmp_path, tiny_encoder):
     [
         ({"temperature": 0.0}, "temperature must be a finite number > 0"),  # trained a head of NaNs and saved it
         ({"temperature": float("nan")}, "temperature"),
-        ({"max_grad_norm": -1.0}, "max_grad_norm must be a finite number >= 0"),
-        ({"save_steps": 0}, "save_steps must be a whole number of steps >= 1"),
+        ({"max_grad_norm": -1.0}, r"max_grad_norm \(0: no clipping\) must be a finite number >= 0"),
+        ({"save_steps": 0}, "save_steps must be at least 1"),
         ({"logging_steps": 2.5}, "logging_steps"),
-        ({"mode": "last-layer", "top_layers": 0}, "top_layers must be a whole number >= 1"),
+        ({"mode": "last-layer", "top_layers": 0}, "top_layers must be at least 1"),
         ({"mode": "last-layer", "cache_states": False}, "leave cache_states on"),  # it trained the whole encoder
     ],
 )
@@ -135,8 +135,9 @@ def test_settings_that_cannot_train_as_asked_are_refused_when_made(settings, mes
 def test_numpy_counts_and_no_clipping_are_valid_settings():
     import numpy as np
 
-    config = VerifierTrainingConfig(save_steps=np.int64(50), top_layers=np.int64(2), max_grad_norm=0.0)
-    assert (config.save_steps, config.top_layers) == (50, 2) and type(config.save_steps) is int  # JSON-recordable
+    counts = {"steps": np.int64(20), "batch_size": np.int32(4), "seed": np.int64(0), "save_steps": np.int64(50)}
+    config = VerifierTrainingConfig(**counts, top_layers=np.int64(2), max_grad_norm=0)
+    assert [type(getattr(config, name)) for name in [*counts, "top_layers"]] == [int] * 5  # recorded as JSON
 
 
 def test_more_top_layers_than_the_encoder_has_is_refused_before_caching(tmp_path, tiny_encoder):

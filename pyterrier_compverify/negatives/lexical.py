@@ -22,6 +22,7 @@ import pandas as pd
 
 from .affixal import COLUMNS, CONCESSIVE, both_directions, clause_allows_flip, reworded_negations
 from .inflect import is_irregular, past, third_person
+from .lexicon import HEDGES, POLARITY, UNIVERSAL
 
 # "not true" / "false" was left out: "this is not true for all viruses" is not "this is false for all viruses"
 LEXICAL_ADJECTIVES = {"present": "absent", "alive": "dead"}
@@ -41,13 +42,9 @@ BLOCKERS = set(
 MODALS = set("may might can could will would shall should must".split())
 # adverbs without -ly that the blocker check looks past ("has long lacked", "had also failed to")
 ADVERBS = set("long also still already just even further then thus therefore again however indeed instead".split())
-# adverbs after which the affirmative does not contradict the negation ("sometimes fails" / "sometimes succeeds")
-HEDGES = set("sometimes often usually occasionally frequently generally commonly typically mostly partly".split())
 SKIPPED = ADVERBS | HEDGES  # the words the blocker check looks past (with any "-ly" word)
 # prefixes that make an irregular verb's past unsure for ``inflect.past`` ("undo", "misunderstand", "reset")
 PREFIXES = ("un", "mis", "re", "over", "under", "out", "fore", "with", "up", "down")
-# negative-polarity words after the predicate: "did not show any effect" has no affirmative "showed any effect"
-POLARITY = re.compile(r"\b(any|anything|anyone|anybody|anywhere|either|yet|ever|at all)\b", re.I)
 _FAIL = re.compile(r"\b(fail|fails|failed) to ([a-z]+)\b(?![-'])")  # not "to up-regulate"
 _LACK = re.compile(r"\b(lacks|lacked)\b(?! of\b)")
 _NOT_HAVE = re.compile(r"\b(do|does|did) not have\b(?! to\b| been\b)")
@@ -64,7 +61,7 @@ def _verb_lemmas() -> frozenset[str]:
 def _clear(before: str, after: str) -> bool:
     """Whether a predicate between ``before`` and ``after`` can be flipped: no blocking word before it (adverbs
     skipped), no hedging adverb, no "did or" ("did or did not have"), no negation (or "only") earlier in its clause,
-    no negative-polarity word after it.
+    no negative-polarity word or universal quantifier after it ("did not fail in all mice").
 
     >>> _clear("The drug has repeatedly ", " reduce pain."), _clear("The drug clearly ", " reduce pain.")
     (False, True)
@@ -77,7 +74,8 @@ def _clear(before: str, after: str) -> bool:
         return False
     head = " ".join(words[: len(words) - adverbs])  # the blocker check skips adverbs, the negation check does not
     allowed = clause_allows_flip(head, BLOCKERS) and clause_allows_flip(before, set())  # ("The drug only fails to")
-    return allowed and not POLARITY.search(re.split(r"[,;:.]", after)[0])
+    clause_after = re.split(r"[,;:.]", after)[0]
+    return allowed and not POLARITY.search(clause_after) and not UNIVERSAL.search(clause_after)
 
 
 def _unsure_past(verb: str) -> bool:

@@ -148,3 +148,13 @@ TECHNICAL = set(
 MIN_COUNT = 3  # sense-tagged occurrences a synonym needs in WordNet
 MIN_WORD_COUNT = 5  # and the word itself, for WordNet's sense order to be trusted
 CORRELATIVES = {"both", "either", "neither", "between"}  # "both A and B": the pair is fixed in place
+
+# adverbs after which the affirmative does not contradict the negation ("sometimes fails" / "sometimes succeeds")
+HEDGES = set("sometimes often usually occasionally frequently generally commonly typically mostly partly".split())
+# negative-polarity words after the predicate: "did not show any effect" has no affirmative "showed any effect"
+POLARITY = re.compile(r"\b(any|anything|anyone|anybody|anywhere|either|yet|ever|at all)\b", re.I)
+# adverbs that already negate in part: "does not barely move" is a double negation
+NEGATIVE_ADVERBS = set("hardly barely scarcely rarely seldom".split())
+# universal quantifiers after a predicate: "not available for all patients" (not for every one) is not
+# "unavailable for all patients"
+UNIVERSAL = re.compile(r"\b(all|every|each|both)\b", re.I)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from .category import Category
 from .edit import Candidate
 from .inflect import inflect_verb
-from .lexicon import CONTRACTED, DO_FORMS, NEGATORS, SENTENCE_ADVERBS
+from .lexicon import CONTRACTED, DO_FORMS, HEDGES, NEGATIVE_ADVERBS, NEGATORS, POLARITY, SENTENCE_ADVERBS
 from .spans import child_of, main_root, match_case, render, subject_of
 
 
@@ -16,6 +18,12 @@ def _is_negated(root) -> bool:
         if any(grand.dep_ == "det" and grand.lower_ in ("no", "neither") for grand in child.children):
             return True
     return False
+
+
+def _polarity_after(neg) -> bool:
+    """Whether the clause after a negation holds a word that needs it ("any", "yet", "either", "ever")."""
+    after = neg.doc[neg.i + 1 :].text
+    return bool(POLARITY.search(re.split(r"[,;:.]", after)[0]))
 
 
 def _with_not(token) -> str:
@@ -40,6 +48,8 @@ def negation(doc) -> list[Candidate]:
     auxes = [c for c in root.children if c.dep_ in ("aux", "auxpass") and c.i < root.i and c.tag_ != "TO"]
     for neg in (c for c in root.children if c.dep_ == "neg"):
         changes: dict[int, str] = {}
+        if _polarity_after(neg):  # "did not show any effect" -> "showed any effect": no sentence
+            continue
         if neg.lower_ == "never":
             changes[neg.i] = ""
             out.append((render(doc, changes), "negation", "negation/remove-never"))
@@ -67,6 +77,8 @@ def negation(doc) -> list[Candidate]:
         out.append((render(doc, changes), "negation", "negation/remove-not"))
     if out or _is_negated(root):
         return out
+    if any(c.dep_ == "advmod" and c.lower_ in HEDGES | NEGATIVE_ADVERBS for c in root.children):
+        return out  # "often play" / "often do not play" do not contradict; "does not barely move" is no sentence
     changes = {}
     if auxes:
         aux = auxes[0]

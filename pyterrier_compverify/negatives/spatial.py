@@ -34,13 +34,25 @@ def _over_under_ok(token) -> bool:
     return _physical(pobj)
 
 
+def _of_a_body_part(adjective) -> bool:
+    """Whether WordNet derives the adjective from a body part ("ventricular", "atrial", "renal")."""
+    from .wordnet import load_wordnet
+
+    try:
+        synsets = load_wordnet().synsets(adjective.lower_, "a")
+    except (ImportError, OSError):
+        return False
+    nouns = {p.synset() for synset in synsets for lemma in synset.lemmas() for p in lemma.pertainyms()}
+    return any("body_part.n.01" in {s.name() for path in n.hypernym_paths() for s in path} for n in nouns)
+
+
 def _right_is_a_side(token) -> bool:
     """Whether an adjective "right" names a side ("the right hand", "right ventricular"), not "correct" ("the right
     answer", "you are right"): not predicative, and before another adjective or of a physical thing or a side."""
     if token.dep_ in ("acomp", "attr", "oprd"):
         return False
-    if token.i + 1 < len(token.doc) and token.nbor(1).pos_ == "ADJ":  # "right ventricular", "right atrial"
-        return True
+    if token.i + 1 < len(token.doc) and token.nbor(1).pos_ == "ADJ":  # "right ventricular", not "right medical"
+        return _of_a_body_part(token.nbor(1))
     head = token.head
     return token.dep_ == "amod" and (
         head.lemma_.lower() in SIDE_NOUNS or _physical(head, roots=("physical_entity.n.01",))
@@ -83,7 +95,7 @@ def spatial(doc) -> list[Candidate]:
             changes[token.i + 2] = ""
             out.append((render(doc, changes), "spatial", "spatial/front-behind"))
         elif word == "behind" and token.pos_ == "ADP" and any(c.dep_ == "pobj" for c in token.children):
-            if "in front of" in doc.text.lower():  # "behind the car and in front of the tree"
+            if any(doc[i : i + 3].text.lower() == "in front of" for i in range(len(doc))):  # "... and in front of"
                 continue
             changes = {token.i: match_case("in front of", token.text) + token.whitespace_}
             out.append((render(doc, changes), "spatial", "spatial/front-behind"))

@@ -22,12 +22,12 @@ def read_passages(source: str, *, limit: int | None = None) -> pd.DataFrame:
         raise FileNotFoundError(f"no such file: {source}")
     if path.is_file():
         if path.suffix == ".jsonl":
-            frame = pd.read_json(path, lines=True, dtype={"docno": str, "id": str})
+            frame = pd.read_json(path, lines=True, dtype={"docno": str, "id": str, "text": str})
         elif path.suffix in (".csv", ".tsv"):
             frame = pd.read_csv(path, sep="\t" if path.suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
         else:
             raise ValueError(f"{path}: passages must be .jsonl, .csv or .tsv")
-        frame = frame.rename(columns={"id": "docno"})
+        frame = frame if "docno" in frame.columns else frame.rename(columns={"id": "docno"})  # docno wins over id
         missing = {"docno", "text"} - set(frame.columns)
         if missing:
             raise ValueError(f"{path}: missing column(s) {sorted(missing)}; found {list(frame.columns)}")

@@ -3,10 +3,9 @@ CLI's ``--help`` reads the defaults without loading models)."""
 
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass, field
 
+from ..checks import check_number, check_whole
 from ..spec import DEFAULT_MAX_LENGTH
 
 MODES = ("frozen", "last-layer", "end-to-end")  # how much of the verifier learns
@@ -26,15 +25,10 @@ class TrainingSchedule:
     bf16: bool = False  # bf16 autocast for forward and backward (fast on CPUs with AVX-512 bf16)
 
     def __post_init__(self):
-        if self.steps <= 0 or self.batch_size <= 0:
-            raise ValueError(f"steps and batch_size must be positive, got {self.steps} and {self.batch_size}")
+        for name in ("steps", "batch_size", "save_steps", "logging_steps", "seed"):  # ints: recorded as JSON
+            setattr(self, name, check_whole(getattr(self, name), name, at_least=0 if name == "seed" else 1))
         if not 0 <= self.warmup < 1:
             raise ValueError(f"warmup is a fraction of the steps in [0, 1), got {self.warmup}")
-        for name in ("save_steps", "logging_steps"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-                raise ValueError(f"{name} must be a whole number of steps >= 1, got {value!r}")
-            setattr(self, name, int(value))  # recorded as JSON with the run
 
 
 @dataclass(kw_only=True)
@@ -84,14 +78,9 @@ class VerifierTrainingConfig(TrainingSchedule):
             raise ValueError(
                 f"head_lr must be positive and encoder_lr not negative, got {self.head_lr}, {self.encoder_lr}"
             )
-        if not math.isfinite(self.temperature) or self.temperature <= 0:  # 0 trained a head of NaNs and saved it
-            raise ValueError(f"temperature must be a finite number > 0, got {self.temperature!r}")
-        if not math.isfinite(self.max_grad_norm) or self.max_grad_norm < 0:  # 0: no clipping, as in transformers
-            raise ValueError(f"max_grad_norm must be a finite number >= 0 (0: no clipping), got {self.max_grad_norm!r}")
-        top = self.top_layers
-        if isinstance(top, bool) or not isinstance(top, numbers.Integral) or top < 1:
-            raise ValueError(f"top_layers must be a whole number >= 1, got {self.top_layers!r}")
-        self.top_layers = int(top)
+        self.temperature = check_number(self.temperature, "temperature", above=0)  # 0 saved a head of NaNs
+        self.max_grad_norm = check_number(self.max_grad_norm, "max_grad_norm (0: no clipping)", at_least=0)
+        self.top_layers = check_whole(self.top_layers, "top_layers")
         if self.mode == "last-layer" and not self.cache_states:
             raise ValueError(
                 "mode='last-layer' trains the top layers over cached states: leave cache_states on "

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import numbers
 import os
 import shutil
 from pathlib import Path
@@ -21,6 +20,7 @@ import torch
 from torch import nn
 
 from ..artifacts import build_lock, building_name, remove_leftovers
+from ..checks import check_whole
 from ..encoder import TokenEncoder, check_count, check_texts
 from ..scoring import normalise_states
 
@@ -163,9 +163,9 @@ def transformer_of(encoder: TokenEncoder) -> nn.Module:
 def check_top_layers(encoder: TokenEncoder, k: int) -> int:
     """``k`` if the encoder has that many layers to train (1 to all of them), else a ValueError naming the range."""
     layers = len(transformer_of(encoder).encoder.layer)
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= layers:
+    if check_whole(k, "top_layers") > layers:
         raise ValueError(f"top_layers must be between 1 and {layers} (the encoder's layers), got {k!r}")
-    return k
+    return int(k)
 
 
 class TopLayers(nn.Module):
@@ -175,7 +175,7 @@ class TopLayers(nn.Module):
 
     def __init__(self, encoder: TokenEncoder, k: int):
         super().__init__()
-        self.layers = nn.ModuleList(transformer_of(encoder).encoder.layer[-int(check_top_layers(encoder, k)) :])
+        self.layers = nn.ModuleList(transformer_of(encoder).encoder.layer[-check_top_layers(encoder, k) :])
 
     def forward(self, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         additive = (~mask)[:, None, None, :].to(hidden.dtype) * torch.finfo(hidden.dtype).min

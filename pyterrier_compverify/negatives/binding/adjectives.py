@@ -223,8 +223,8 @@ def _only_verb(token) -> bool:
 
 
 def _kinds(word: str) -> set[str]:
-    """What an adjective measures: "colour" for a colour, else the WordNet attributes of its first sense, a
-    satellite's through its head adjectives (large, small, tiny -> size)."""
+    """What an adjective measures: "colour" for a colour, else the WordNet attributes of its senses, a satellite's
+    through its head adjectives (large, small, tiny -> size; tall, short -> stature)."""
     from ..wordnet import load_wordnet
 
     if word in COLOURS:
@@ -233,7 +233,7 @@ def _kinds(word: str) -> set[str]:
         synsets = load_wordnet().synsets(word, "a")
     except (ImportError, OSError):
         return set()
-    heads = (synsets[0].similar_tos() if synsets[0].pos() == "s" else synsets[:1]) if synsets else []
+    heads = [head for synset in synsets for head in (synset.similar_tos() if synset.pos() == "s" else [synset])]
     return {a.name() for head in heads for a in head.attributes()}
 
 

@@ -291,6 +291,8 @@ def agree(changes: Changes, noun, to_plural: bool) -> bool:
         return True
     if child(noun, "conj") is not None or noun.dep_ == "conj":
         return False
+    if head.pos_ not in ("VERB", "AUX"):  # "A baby in pigtails tries to climb" with "tries" tagged a noun
+        return False
     conjuncts = [c for c in head.children if c.dep_ == "conj"]
     if any(c.pos_ not in ("VERB", "AUX") and c.lower_.endswith("s") for c in conjuncts):
         return False  # "looks down and smiles" with "smiles" parsed as a noun
