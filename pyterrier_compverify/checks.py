@@ -39,7 +39,10 @@ def check_whole(value, name: str, *, at_least: int = 1) -> int:
     Traceback (most recent call last):
     ValueError: steps must be at least 1, got 0
     """
-    whole = isinstance(value, numbers.Real) and not isinstance(value, bool) and float(value).is_integer()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        whole = False
+    else:  # an int of any size; a float only where it is finite and whole
+        whole = isinstance(value, numbers.Integral) or (math.isfinite(value) and float(value).is_integer())
     if not whole:  # 2.7 became 2 without a word; "300" read as text
         raise ValueError(f"{name} must be a whole number, got {value!r}")
     if value < at_least:

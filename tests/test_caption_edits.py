@@ -57,6 +57,8 @@ def edits_of():
         ("paraphrase", "A man and a woman walk .", "A woman and a man walk .", "paraphrase/conjunct-order"),
         ("paraphrase", "A man in a red shirt is smiling .", "A man wearing a red shirt is smiling .", "in-wearing"),
         ("paraphrase", "A child sits next to a dog .", "A kid sits next to a dog .", "paraphrase/synonym"),
+        ("paraphrase", "A brown dog jumps a hurdle .", "A brown dog leaps a hurdle .", "paraphrase/synonym"),
+        ("paraphrase", "A man rides a mountain bike .", "A man rides a mountain bicycle .", "paraphrase/synonym"),
     ],
 )
 def test_each_kind(edits_of, kind, caption, expected, rule):

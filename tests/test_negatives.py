@@ -81,6 +81,12 @@ def test_negation_makes_no_edit_that_is_not_a_sentence_or_not_a_contradiction(ge
     assert outputs(gen, sentence, "negation") == {}
 
 
+def test_negation_is_still_inserted_beside_usually(gen):  # "usually recover" / "usually do not recover" contradict
+    assert outputs(gen, "Patients usually recover.", "negation") == {
+        "Patients usually do not recover.": "negation/do-support"
+    }
+
+
 def test_negation_keeps_adverbs_in_place(gen):
     assert "Students did not significantly improve their scores." in outputs(
         gen, "Students significantly improved their scores.", "negation"
@@ -126,10 +132,17 @@ def test_binding_still_swaps_free_adjectives(gen):
     assert "The old man met his tall friends." in outputs(gen, "The tall man met his old friends.", "binding")
 
 
-def test_binding_never_moves_an_adjective_beside_one_of_its_kind(gen):
-    swaps = [s for s, rule in outputs(gen, "The large red ball is next to the small blue box.", "binding").items()
-             if rule == "binding/swap-amod"]  # fmt: skip
-    assert swaps == ["The small red ball is next to the large blue box."]  # not "the blue red ball", "large small"
+def test_binding_never_moves_an_adjective_beside_one_of_its_kind_or_its_opposite(gen):
+    def swaps(sentence):
+        return sorted(s for s, rule in outputs(gen, sentence, "binding").items() if rule == "binding/swap-amod")
+
+    # not "the blue red ball", "the large small ball"; not "the tall short tree"
+    assert swaps("The large red ball is next to the small blue box.") == [
+        "The small red ball is next to the large blue box."
+    ]
+    tree = "The tall green tree shades the short red house."
+    assert swaps(tree) == ["The short green tree shades the tall red house."]
+    assert len(swaps("A big old dog sat next to a small young cat.")) == 2  # size and age: each swap is a scene
 
 
 def test_binding_corpus_collocations(nlp):
@@ -295,6 +308,8 @@ def test_binding_respectively_binds_the_list_before_it(gen):
         ("Pressure rose in the right ventricle.", "Pressure rose in the left ventricle."),  # a side of a thing
         ("He raised his left hand.", "He raised his right hand."),
         ("Right atrial pressure rose.", "Left atrial pressure rose."),  # "right" before an adjective: a side
+        ("A nodule grew in the right upper lobe.", "A nodule grew in the left upper lobe."),
+        ("The right front wheel broke.", "The left front wheel broke."),
         ("The front door is behind the tree.", "The front door is in front of the tree."),
     ],
 )

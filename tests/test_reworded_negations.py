@@ -137,3 +137,8 @@ def test_mix_rows_take_the_passage_form_of_a_share_of_the_sentences():
     stale = passages.assign(anchor=passages["anchor"].str.replace("mechanism", "pathway"))
     with pytest.raises(ValueError, match="rebuild them"):  # passages made from other (older) edits
         reworded_rows(table, seed=3, passages=stale, passage_share=1.0)
+
+
+def test_the_idiom_after_all_is_not_a_universal_quantifier():
+    rows = reworded_negations(["The data were unavailable after all adjustments."])
+    assert "The data were not available after all adjustments." in set(rows["anchor"])

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from .lexicon import NEGATORS, UNIVERSAL
+from .spans import rest_of_clause
 
 NEGATIVE_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non", "a")
 COPULAS = ("is", "are", "was", "were")  # "not" goes right after these; other copulas are read only when negated
@@ -121,7 +122,7 @@ def _forms(sentence: str, match: re.Match, pairs: dict, negatives: dict) -> tupl
     following = re.match(r"\s*([A-Za-z]+|[-/])?", after).group(1)
     if following and following.lower() not in (KNOWN_FOLLOWERS if lower in ("known", "unknown") else FOLLOWERS):
         return None
-    if not clause_allows_flip(before, QUANTIFIERS) or UNIVERSAL.search(re.split(r"[,;:.]", after)[0]):
+    if not clause_allows_flip(before, QUANTIFIERS) or UNIVERSAL.search(rest_of_clause(after)):
         return None
     plain = lower in pairs
     if not plain and lower not in negatives:

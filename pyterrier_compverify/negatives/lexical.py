@@ -23,6 +23,7 @@ import pandas as pd
 from .affixal import COLUMNS, CONCESSIVE, both_directions, clause_allows_flip, reworded_negations
 from .inflect import is_irregular, past, third_person
 from .lexicon import HEDGES, POLARITY, UNIVERSAL
+from .spans import rest_of_clause
 
 # "not true" / "false" was left out: "this is not true for all viruses" is not "this is false for all viruses"
 LEXICAL_ADJECTIVES = {"present": "absent", "alive": "dead"}
@@ -74,7 +75,7 @@ def _clear(before: str, after: str) -> bool:
         return False
     head = " ".join(words[: len(words) - adverbs])  # the blocker check skips adverbs, the negation check does not
     allowed = clause_allows_flip(head, BLOCKERS) and clause_allows_flip(before, set())  # ("The drug only fails to")
-    clause_after = re.split(r"[,;:.]", after)[0]
+    clause_after = rest_of_clause(after)
     return allowed and not POLARITY.search(clause_after) and not UNIVERSAL.search(clause_after)
 
 
@@ -95,7 +96,7 @@ def _fail_forms(sentence: str) -> tuple[str, str, str, str] | None:
         before, after = sentence[: match.start()], sentence[match.end() :]
         if verb in ("be", "have") or verb not in _verb_lemmas() or _unsure_past(verb) or not _clear(before, after):
             continue
-        clause = re.split(r"[,;:.]", after)[0]
+        clause = rest_of_clause(after)
         if any(word in _verb_lemmas() for word in re.findall(r"\b(?:and|or)\s+([a-z]+)", clause)):
             continue  # "failed to reduce or prevent", "failed to bind DNA or activate X": a second verb stays bare
         tag = FAIL[fail]

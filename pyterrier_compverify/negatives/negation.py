@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
 from .category import Category
 from .edit import Candidate
 from .inflect import inflect_verb
-from .lexicon import CONTRACTED, DO_FORMS, HEDGES, NEGATIVE_ADVERBS, NEGATORS, POLARITY, SENTENCE_ADVERBS
-from .spans import child_of, main_root, match_case, render, subject_of
+from .lexicon import CONTRACTED, DO_FORMS, NEGATIVE_ADVERBS, NEGATORS, PARTIAL_ADVERBS, POLARITY, SENTENCE_ADVERBS
+from .spans import child_of, main_root, match_case, render, rest_of_clause, subject_of
 
 
 def _is_negated(root) -> bool:
@@ -23,7 +21,7 @@ def _is_negated(root) -> bool:
 def _polarity_after(neg) -> bool:
     """Whether the clause after a negation holds a word that needs it ("any", "yet", "either", "ever")."""
     after = neg.doc[neg.i + 1 :].text
-    return bool(POLARITY.search(re.split(r"[,;:.]", after)[0]))
+    return bool(POLARITY.search(rest_of_clause(after)))
 
 
 def _with_not(token) -> str:
@@ -77,7 +75,7 @@ def negation(doc) -> list[Candidate]:
         out.append((render(doc, changes), "negation", "negation/remove-not"))
     if out or _is_negated(root):
         return out
-    if any(c.dep_ == "advmod" and c.lower_ in HEDGES | NEGATIVE_ADVERBS for c in root.children):
+    if any(c.dep_ == "advmod" and c.lower_ in PARTIAL_ADVERBS | NEGATIVE_ADVERBS for c in root.children):
         return out  # "often play" / "often do not play" do not contradict; "does not barely move" is no sentence
     changes = {}
     if auxes:

@@ -134,3 +134,12 @@ def grammatical_number(token) -> str:
     """Grammatical number; a word the tagger calls singular but that is an inflected "-s" form counts as plural."""
     inflected = token.lower_ != token.lemma_.lower() and token.lower_.endswith("s")
     return "plural" if token.tag_ in ("NNS", "NNPS") or inflected else "singular"
+
+
+def rest_of_clause(after: str) -> str:
+    """The text after a word up to the end of its clause (the first , ; : or .).
+
+    >>> rest_of_clause(" any effect, whereas others did")
+    ' any effect'
+    """
+    return re.split(r"[,;:.]", after)[0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .category import Category
 from .edit import Candidate
-from .lexicon import FLIPS, MOTION_VERBS, SIDE_NOUNS, TIME_WORDS
+from .lexicon import DIRECTION_ADJECTIVES, FLIPS, MOTION_VERBS, SIDE_NOUNS, TIME_WORDS
 from .spans import match_case, render, replace_span
 
 
@@ -34,6 +34,9 @@ def _over_under_ok(token) -> bool:
     return _physical(pobj)
 
 
+BODY = ("body_part.n.01",)
+
+
 def _of_a_body_part(adjective) -> bool:
     """Whether WordNet derives the adjective from a body part ("ventricular", "atrial", "renal")."""
     from .wordnet import load_wordnet
@@ -43,7 +46,7 @@ def _of_a_body_part(adjective) -> bool:
     except (ImportError, OSError):
         return False
     nouns = {p.synset() for synset in synsets for lemma in synset.lemmas() for p in lemma.pertainyms()}
-    return any("body_part.n.01" in {s.name() for path in n.hypernym_paths() for s in path} for n in nouns)
+    return any(set(BODY) & {s.name() for path in n.hypernym_paths() for s in path} for n in nouns)
 
 
 def _right_is_a_side(token) -> bool:
@@ -51,8 +54,9 @@ def _right_is_a_side(token) -> bool:
     answer", "you are right"): not predicative, and before another adjective or of a physical thing or a side."""
     if token.dep_ in ("acomp", "attr", "oprd"):
         return False
-    if token.i + 1 < len(token.doc) and token.nbor(1).pos_ == "ADJ":  # "right ventricular", not "right medical"
-        return _of_a_body_part(token.nbor(1))
+    if token.i + 1 < len(token.doc) and token.nbor(1).pos_ == "ADJ":  # not "the right medical treatment"
+        after = token.nbor(1)  # "right ventricular", "right upper lobe", "right front wheel"
+        return after.lower_ in DIRECTION_ADJECTIVES or _of_a_body_part(after) or _physical(after.head, BODY)
     head = token.head
     return token.dep_ == "amod" and (
         head.lemma_.lower() in SIDE_NOUNS or _physical(head, roots=("physical_entity.n.01",))

@@ -163,9 +163,12 @@ def transformer_of(encoder: TokenEncoder) -> nn.Module:
 def check_top_layers(encoder: TokenEncoder, k: int) -> int:
     """``k`` if the encoder has that many layers to train (1 to all of them), else a ValueError naming the range."""
     layers = len(transformer_of(encoder).encoder.layer)
-    if check_whole(k, "top_layers") > layers:
-        raise ValueError(f"top_layers must be between 1 and {layers} (the encoder's layers), got {k!r}")
-    return int(k)
+    try:
+        if check_whole(k, "top_layers") <= layers:
+            return int(k)
+    except ValueError:
+        pass
+    raise ValueError(f"top_layers must be between 1 and {layers} (the encoder's layers), got {k!r}")
 
 
 class TopLayers(nn.Module):

@@ -222,25 +222,33 @@ def _only_verb(token) -> bool:
     return not wordnet.synsets(token.lower_, "n") and bool(wordnet.synsets(token.lower_, "v"))
 
 
-def _kinds(word: str) -> set[str]:
-    """What an adjective measures: "colour" for a colour, else the WordNet attributes of its senses, a satellite's
-    through its head adjectives (large, small, tiny -> size; tall, short -> stature)."""
+def _kinds(word: str) -> tuple[set[str], set[str]]:
+    """What an adjective measures and its opposites: ("colour", no opposites) for a colour, else the WordNet
+    attributes and antonyms of its first sense, a satellite read through its head adjectives (large -> size,
+    opposite small; tall -> stature, opposite short)."""
     from ..wordnet import load_wordnet
 
     if word in COLOURS:
-        return {"colour"}
+        return {"colour"}, set()
     try:
         synsets = load_wordnet().synsets(word, "a")
     except (ImportError, OSError):
-        return set()
-    heads = [head for synset in synsets for head in (synset.similar_tos() if synset.pos() == "s" else [synset])]
-    return {a.name() for head in heads for a in head.attributes()}
+        return set(), set()
+    first = (synsets[0].similar_tos() if synsets[0].pos() == "s" else synsets[:1]) if synsets else []
+    attributes = {a.name() for head in first for a in head.attributes()}
+    opposites = {antonym.name().lower() for head in first for lemma in head.lemmas() for antonym in lemma.antonyms()}
+    return attributes, opposites
 
 
 def _lands_beside_its_kind(moved, staying: list) -> bool:
-    """Whether an adjective moved to a noun would meet a modifier of its kind there ("the blue red ball")."""
-    kinds = _kinds(moved.lower_)
-    return bool(kinds) and any(kinds & _kinds(other.lower_) for other in staying)
+    """Whether an adjective moved to a noun would meet a modifier of its kind there ("the blue red ball") or its
+    opposite ("the tall short tree")."""
+    kinds, opposites = _kinds(moved.lower_)
+    for other in staying:
+        other_kinds, other_opposites = _kinds(other.lower_)
+        if kinds & other_kinds or other.lower_ in opposites or moved.lower_ in other_opposites:
+            return True
+    return False
 
 
 def swap_amod(doc, collocations: Collocations | None = None) -> list[Candidate]:

@@ -32,18 +32,21 @@ def _article(doc) -> list[Candidate]:
     return [make_edit(doc, changes, "paraphrase", "article")]
 
 
+_MOTORBIKES = frozenset("dirt quad motor pit trail mini pocket".split())  # "<x> bike" that is a motorbike
 _KIN = frozenset("brother brothers sister sisters sibling siblings cousin cousins".split())  # "big brother": an age
 
 
 def _synonym_ok(token) -> bool:
     word = token.lower_
-    if child(token, "compound") is not None:  # "dirt bike", "quad bike": a kind, not the bicycle
+    modifier = child(token, "compound")
+    if word == "bike" and modifier is not None and modifier.lower_ in _MOTORBIKES:  # "dirt bike": not a bicycle
         return False
     if word in ("little", "big", "large", "huge"):
         head = token.head.lower_
         return token.dep_ == "amod" and head not in ("bit", "while", "league", "wheel", "top") and head not in _KIN
-    if token.pos_ == "VERB" and child(token, "dobj") is not None and word in ("jumping", "jumps", "jump"):
-        return False  # "jumping rope" is not "leaping rope"
+    thing = child(token, "dobj")
+    if token.pos_ == "VERB" and thing is not None and thing.lemma_.lower() == "rope":
+        return False  # "jumping rope" is not "leaping rope"; "jumps a hurdle" is "leaps a hurdle"
     if word in lx.PHOTO_WORDS:
         head = token.head
         return head.lower_ == "for" or (head.pos_ == "VERB" and verb_lemma(head) in ("take", "snap"))
