@@ -1,4 +1,5 @@
-"""One check for the real-valued options of scorers and fusions (weights, temperatures, thresholds)."""
+"""The checks of numeric options, one place each: real numbers (weights, temperatures, thresholds) and whole numbers
+(counts, steps, lengths)."""
 
 from __future__ import annotations
 
