@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from .checks import check_number
+from .checks import check_number, check_whole
 
 NORMS = ("zscore", "minmax", "none")
 
@@ -144,8 +144,7 @@ class ScoreFusion(pt.Transformer):
             raise ValueError(f"weights or retrievers name scorers that are not given: {sorted(unknown)}")
         if norm not in NORMS:
             raise ValueError(f"unknown normalisation {norm!r}: one of {NORMS}")
-        if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
-            raise ValueError(f"top must be a whole number >= 1 (the rows fused per query), not {top!r}")
+        top = None if top is None else check_whole(top, "top (the rows fused per query)")
         self.scorers = dict(scorers)
         self.weights = checked_weights(weights)
         self.retrievers = tuple(retrievers)

@@ -35,6 +35,7 @@ import numpy as np
 import torch
 
 from .artifacts import file_sha256
+from .checks import check_whole
 from .extras import require
 from .scoring.int8_rows import Int8Rows, quantise_rows
 from .scoring.packed_maxsim import concatenated_ranges
@@ -189,11 +190,11 @@ class PQCodec(StateCodec):
     def __init__(self, m: int | None = None, *, sample: int = DEFAULT_SAMPLE, seed: int = 0, normalise: bool = True):
         if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 1):
             raise ValueError(f"pq codec: m={m!r} must be a positive integer (bytes per token)")
-        if isinstance(sample, bool) or not isinstance(sample, (int, np.integer)) or sample < self.KSUB:
-            raise ValueError(f"pq codec: sample={sample!r} must be a whole number >= {self.KSUB} (one per centroid)")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**32:
-            raise ValueError(f"pq codec: seed={seed!r} must be a whole number from 0 to 2**32 - 1")
-        self.m, self.sample, self.seed, self.normalise = m, int(sample), int(seed), bool(normalise)
+        sample = check_whole(sample, f"pq codec: sample (at least one state per centroid, {self.KSUB})", at_least=256)
+        seed = check_whole(seed, "pq codec: seed", at_least=0)
+        if seed >= 2**32:
+            raise ValueError(f"pq codec: seed must be below 2**32, got {seed}")
+        self.m, self.sample, self.seed, self.normalise = m, sample, seed, bool(normalise)
         self.centroids: np.ndarray | None = None  # (m, 256, dim / m) float32
         self._faiss = None  # the faiss quantiser: trained by fit, or rebuilt from the centroids to decode
 

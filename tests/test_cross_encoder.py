@@ -124,7 +124,7 @@ def test_score_fusion_over_the_inputs_score_and_only_its_top_rows():
         ScoreFusion({"ce": scorer}, {"ce": 1.0}, input_score="ce")
     with pytest.raises(ValueError, match="name scorers that are not given: \\['first'\\]"):
         ScoreFusion({"ce": scorer}, {"first": 1.0})
-    with pytest.raises(ValueError, match="top must be a whole number >= 1"):
+    with pytest.raises(ValueError, match=r"top \(the rows fused per query\) must be at least 1, got 0"):
         ScoreFusion({"ce": scorer}, {"ce": 1.0}, top=0)
     with pytest.raises(ValueError, match="input_score='first' reads the input's score: the frame has no score column"):
         ScoreFusion({"ce": scorer}, {"first": 1.0}, input_score="first")(frame.drop(columns="score"))

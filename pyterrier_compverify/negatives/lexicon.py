@@ -101,12 +101,12 @@ SPREAD_LABELS = set("ci cri confidence credible interval iqr range sd se sem".sp
 
 # --- spatial -----------------------------------------------------------------------------------------------------
 
-# nouns that "right" names a side of without being physical things ("a right turn"; physical ones are read in WordNet)
 # adjectives of place after which "right" / "left" names a side ("the right upper lobe", "the left front wheel")
 DIRECTION_ADJECTIVES = set(
     "upper lower front back rear hind middle inner outer internal external anterior posterior lateral medial "
     "superior inferior frontal dorsal ventral proximal distal".split()
 )
+# nouns that "right" names a side of without being physical things ("a right turn"; physical ones are read in WordNet)
 SIDE_NOUNS = {"side", "turn", "margin", "column", "half", "lane", "wing", "bank", "corner", "edge"}
 FLIPS = {
     "left": ("right", "spatial/left-right"),
@@ -162,6 +162,7 @@ POLARITY = re.compile(r"\b(any|anything|anyone|anybody|anywhere|either|yet|ever|
 NEGATIVE_ADVERBS = set("hardly barely scarcely rarely seldom".split())
 # adverbs of frequency or degree before which an inserted "not" does not contradict ("often play" / "often do not
 # play"); "usually", "generally", "typically" stay out of it: "usually recover" / "usually do not recover" contradict
+# (HEDGES above is broader on purpose: a same-meaning pair must hold in every reading, an inserted "not" in one)
 PARTIAL_ADVERBS = set("sometimes often occasionally frequently commonly partly".split())
 # universal quantifiers after a predicate: "not available for all patients" (not for every one) is not
 # "unavailable for all patients"

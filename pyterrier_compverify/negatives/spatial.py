@@ -51,7 +51,8 @@ def _of_a_body_part(adjective) -> bool:
 
 def _right_is_a_side(token) -> bool:
     """Whether an adjective "right" names a side ("the right hand", "right ventricular"), not "correct" ("the right
-    answer", "you are right"): not predicative, and before another adjective or of a physical thing or a side."""
+    answer", "you are right"): not predicative; before an adjective of place or of a body part, or one on a body part
+    ("right upper lobe", "right ventricular"); else of a physical thing or a side ("the right hand", "a right turn")."""
     if token.dep_ in ("acomp", "attr", "oprd"):
         return False
     if token.i + 1 < len(token.doc) and token.nbor(1).pos_ == "ADJ":  # not "the right medical treatment"
