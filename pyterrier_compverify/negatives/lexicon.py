@@ -164,6 +164,8 @@ NEGATIVE_ADVERBS = set("hardly barely scarcely rarely seldom".split())
 # play"); "usually", "generally", "typically" stay out of it: "usually recover" / "usually do not recover" contradict
 # (HEDGES above is broader on purpose: a same-meaning pair must hold in every reading, an inserted "not" in one)
 PARTIAL_ADVERBS = set("sometimes often occasionally frequently commonly partly".split())
+# a subject's quantifiers for which an inserted "not" does not contradict ("some patients (did not) relapse")
+PARTIAL_QUANTIFIERS = set("some many several few most various certain".split())
 # universal quantifiers after a predicate: "not available for all patients" (not for every one) is not
 # "unavailable for all patients"
 UNIVERSAL = re.compile(r"(?<!after )\b(all|every|each|both)\b", re.I)  # not the idiom "after all"

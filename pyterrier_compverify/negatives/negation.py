@@ -5,7 +5,16 @@ from __future__ import annotations
 from .category import Category
 from .edit import Candidate
 from .inflect import inflect_verb
-from .lexicon import CONTRACTED, DO_FORMS, NEGATIVE_ADVERBS, NEGATORS, PARTIAL_ADVERBS, POLARITY, SENTENCE_ADVERBS
+from .lexicon import (
+    CONTRACTED,
+    DO_FORMS,
+    NEGATIVE_ADVERBS,
+    NEGATORS,
+    PARTIAL_ADVERBS,
+    PARTIAL_QUANTIFIERS,
+    POLARITY,
+    SENTENCE_ADVERBS,
+)
 from .spans import child_of, main_root, match_case, render, rest_of_clause, subject_of
 
 
@@ -43,6 +52,10 @@ def negation(doc) -> list[Candidate]:
         return []
     out: list[Candidate] = []
     subject = subject_of(root)
+    if subject is not None and any(
+        c.dep_ in ("det", "amod") and c.lower_ in PARTIAL_QUANTIFIERS for c in subject.children
+    ):
+        return []  # "Some patients relapsed" / "Some patients did not relapse": both hold, either way round
     auxes = [c for c in root.children if c.dep_ in ("aux", "auxpass") and c.i < root.i and c.tag_ != "TO"]
     for neg in (c for c in root.children if c.dep_ == "neg"):
         changes: dict[int, str] = {}
