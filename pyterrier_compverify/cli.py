@@ -15,7 +15,7 @@ from .extras import MissingExtraError
 # command -> (module whose register(subparsers) adds it, the line `compverify --help` shows for it)
 COMMANDS = {
     "demo": ("demo", "BM25 / dense / dense >> MaxSim on an embedded near-miss collection"),
-    "evaluate": ("evaluate", "pt.Experiment of BM25, dense and dense >> rerankers on a dataset"),
+    "evaluate": ("evaluate_command", "pt.Experiment of BM25, dense and dense >> rerankers on a dataset"),
     "nearmiss": (
         "nearmiss_report",
         "near-miss table per category: headline, win rate, identity win, distractor recall@1, ...",
