@@ -59,6 +59,7 @@ def edits_of():
         ("paraphrase", "A child sits next to a dog .", "A kid sits next to a dog .", "paraphrase/synonym"),
         ("paraphrase", "A brown dog jumps a hurdle .", "A brown dog leaps a hurdle .", "paraphrase/synonym"),
         ("paraphrase", "A man rides a mountain bike .", "A man rides a mountain bicycle .", "paraphrase/synonym"),
+        ("paraphrase", "A little dog is running .", "A small dog is running .", "paraphrase/synonym"),
     ],
 )
 def test_each_kind(edits_of, kind, caption, expected, rule):
@@ -85,6 +86,7 @@ def test_each_kind(edits_of, kind, caption, expected, rule):
         ("paraphrase", "A man rides his dirt bike .", "A man rides his dirt bicycle ."),  # a kind of motorbike
         ("paraphrase", "A girl hugs her big brother .", "A girl hugs her large brother ."),  # older, not larger
         ("paraphrase", "A girl is jumping rope .", "A girl is leaping rope ."),
+        ("paraphrase", "A little girl is running .", "A small girl is running ."),  # young, not small
     ],
 )
 def test_implausible_edits_are_not_made(edits_of, kind, caption, not_expected):

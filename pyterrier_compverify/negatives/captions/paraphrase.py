@@ -43,6 +43,8 @@ def _synonym_ok(token) -> bool:
         return False
     if word in ("little", "big", "large", "huge"):
         head = token.head.lower_
+        if word == "little" and head in lx.CHILDREN:  # "a little girl" is a young one, not a small one
+            return False
         return token.dep_ == "amod" and head not in ("bit", "while", "league", "wheel", "top") and head not in _KIN
     thing = child(token, "dobj")
     if token.pos_ == "VERB" and thing is not None and thing.lemma_.lower() == "rope":
