@@ -27,9 +27,9 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-
 from caption_edits import TUNING_SAMPLES, cell, table
 from readings import labelled_rows, wilson
+
 from pyterrier_compverify.datasets.flickr8k import flickr8k_captions
 from pyterrier_compverify.negatives.captions import KINDS, caption_edits
 from pyterrier_compverify.reporting import refuse_existing
@@ -158,9 +158,19 @@ def summarise_command(args: argparse.Namespace) -> None:
         "or see the rules, the code or the key, each given only `criteria.md` and its sample files; their verdicts "
         "are in `reading-<kind>.md`. 95% intervals are Wilson score intervals.",
         "",
-        table(pd.DataFrame(per_kind, columns=["kind", "CORRECT / rows", "95% interval", "borderline rows",
-                                              "CORRECT with borderline rows counted both ways (interval)",
-                                              "rows from dev"])),  # fmt: skip
+        table(
+            pd.DataFrame(
+                per_kind,
+                columns=[
+                    "kind",
+                    "CORRECT / rows",
+                    "95% interval",
+                    "borderline rows",
+                    "CORRECT with borderline rows counted both ways (interval)",
+                    "rows from dev",
+                ],
+            )
+        ),  # fmt: skip
         "",
         "## Per rule",
         "",
