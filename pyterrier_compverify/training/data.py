@@ -12,7 +12,10 @@ import numpy as np
 import pandas as pd
 
 SCIFACT_TEST = ("irds:beir/scifact/test",)  # the test split whose repeated claims train rows leave out
-SENTENCE_END = r"(?<=[.!?])\s+(?=[A-Z])"  # end punctuation, white space, a capital
+# end punctuation, white space, a capital; or, in tokenised lower-case text (Cranfield's "gases . tables"), end
+# punctuation set off by a space after a word, then a lower-case letter ("E . coli" stays whole)
+SENTENCE_END = r"(?<=[.!?])\s+(?=[A-Z])|(?<=[a-z0-9)\]]\s[.!?])\s+(?=[a-z])"
+LINE_BREAK = r"\s*\n\s*"
 
 
 def retrieval_triplets(
@@ -55,23 +58,31 @@ def retrieval_triplets(
     return pd.DataFrame(rows)
 
 
+def sentences_of(text: str) -> list[str]:
+    r"""The sentences of a text (``SENTENCE_END``), a line break inside one read as a space.
+
+    >>> sentences_of("the flow was\nmeasured . results are given .")
+    ['the flow was measured .', 'results are given .']
+    """
+    return [re.sub(LINE_BREAK, " ", part) for part in re.split(SENTENCE_END, text.strip())]
+
+
 def split_sentences(text: str, *, min_words: int = 6, max_words: int = 40) -> list[str]:
-    """Sentences of an abstract (a light rule: end punctuation followed by a capital), kept when their length
-    suits minimal edits.
+    """Sentences of an abstract (:func:`sentences_of`: end punctuation followed by a capital, or set off by a
+    space in tokenised lower-case text), kept when their length suits minimal edits.
 
     >>> split_sentences("We found X in mice. The effect was not seen in rats. Short.", min_words=3)
     ['We found X in mice.', 'The effect was not seen in rats.']
     """
-    parts = re.split(SENTENCE_END, text.strip())
-    return [p for p in parts if min_words <= len(p.split()) <= max_words]
+    return [p for p in sentences_of(text) if min_words <= len(p.split()) <= max_words]
 
 
 def sentence_homes(texts: Iterable[str]) -> dict[str, tuple[list[str], int]]:
-    """Each sentence of ``texts`` (split as in :func:`split_sentences`, unfiltered) -> (the sentences of the text
+    """Each sentence of ``texts`` (:func:`sentences_of`, unfiltered by length) -> (the sentences of the text
     it came from, its index there); the first text holding a sentence wins."""
     homes: dict[str, tuple[list[str], int]] = {}
     for text in texts:
-        parts = re.split(SENTENCE_END, text.strip())
+        parts = sentences_of(text)
         for i, sentence in enumerate(parts):
             homes.setdefault(sentence, (parts, i))
     return homes
