@@ -11,7 +11,8 @@ edits of train captions that were neither looked at while the rules were written
 nor read before. Writes ``sample-<kind>.md`` (caption and edit only), ``criteria.md`` (the first reading's criteria,
 unchanged) and ``key.json`` (the rule and split of each row, not for the reader).
 
-``summarise``: reads ``reading-<kind>.md`` (rows ``| # | CORRECT or WRONG | note |``, one per sampled row) and writes
+``summarise``: reads ``reading-<kind>.md`` (a first line ``Reader X; ...``, then rows ``| # | CORRECT or WRONG |
+note |``, one per sampled row) and writes
 ``precision.md``: precision per kind with a 95% Wilson interval, borderline rows counted both ways, and per rule.
 
     HF_HUB_OFFLINE=1 COMPVERIFY_DATA=/path/to/data python experiments/caption_edits_reread.py sample
@@ -126,11 +127,14 @@ def summarise_command(args: argparse.Namespace) -> None:
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
             if cells[0].isdigit():
                 notes[int(cells[0])] = " ".join(cells[2:])
+        first = path.read_text(encoding="utf-8").splitlines()[0]
+        reader = first.split(";")[0].removeprefix("Reader ").strip() if first.startswith("Reader ") else "?"
         wanted = key[key["kind"] == kind]
         if sorted(read["number"]) != sorted(wanted["number"]):
             raise SystemExit(f"{path}: the reading must label rows {wanted['number'].min()}-{wanted['number'].max()}"
                              " once each")  # fmt: skip
         read["note"] = read["number"].map(notes)
+        read["reader"] = reader
         frames.append(wanted.merge(read, on="number"))
     rows = pd.concat(frames, ignore_index=True)
     rows["correct"] = rows["verdict"] == "CORRECT"
@@ -143,7 +147,8 @@ def summarise_command(args: argparse.Namespace) -> None:
         other = int((~group["correct"] & group["borderline"]).sum())  # borderline rows counted WRONG
         strict_low, _ = wilson(k - flipped, n)
         _, lenient_high = wilson(k + other, n)
-        per_kind.append((kind, f"{k} / {n}", f"{low:.1%}-{high:.1%}", int(group["borderline"].sum()),
+        per_kind.append((kind, group["reader"].iloc[0], f"{k} / {n}", f"{low:.1%}-{high:.1%}",
+                         int(group["borderline"].sum()),
                          f"{k - flipped}-{k + other} ({strict_low:.1%}-{lenient_high:.1%})",
                          int((group["split"] == "dev").sum())))  # fmt: skip
     per_rule = rows.groupby(["kind", "rule"], sort=False).agg(rows=("correct", "size"), correct=("correct", "sum"))
@@ -163,6 +168,7 @@ def summarise_command(args: argparse.Namespace) -> None:
                 per_kind,
                 columns=[
                     "kind",
+                    "reader",
                     "CORRECT / rows",
                     "95% interval",
                     "borderline rows",
