@@ -134,6 +134,21 @@ def test_binding_still_swaps_free_adjectives(gen):
     assert "The old man met his tall friends." in outputs(gen, "The tall man met his old friends.", "binding")
 
 
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Teflon and similar polymers allow continuous measurements.",  # "similar": like teflon, not a trait
+        "A high speed entry heats the thick skin.",  # "high" belongs to "speed": not "a thick speed entry"
+        "The high gas temperatures provide gaseous conductivity.",
+        "A frequency independent resistor has a high dielectric constant.",  # "frequency independent": one term
+        "An important piece of new information emerged.",  # both describe the information
+        "A good approximation to the accurate value was found.",  # near-synonyms: the claim is unchanged
+    ],
+)
+def test_binding_leaves_terms_likeness_and_near_synonyms(gen, sentence):
+    assert "binding/swap-amod" not in outputs(gen, sentence, "binding").values()
+
+
 def test_binding_never_moves_an_adjective_beside_one_of_its_kind_or_its_opposite(gen):
     def swaps(sentence):
         return sorted(s for s, rule in outputs(gen, sentence, "binding").items() if rule == "binding/swap-amod")
@@ -148,12 +163,12 @@ def test_binding_never_moves_an_adjective_beside_one_of_its_kind_or_its_opposite
 
 
 def test_binding_corpus_collocations(nlp):
-    sentence = "The left ventricular wall touched the short rope."
-    swapped = "The short ventricular wall touched the left rope."
+    sentence = "The heavy wooden wall touched the short rope."
+    swapped = "The short wooden wall touched the heavy rope."
     plain = RuleBasedGenerator(("binding",), nlp=nlp)
     assert swapped in outputs(plain, sentence, "binding")
-    terms = RuleBasedGenerator(("binding",), nlp=nlp, collocations=Collocations(["The left ventricular wall."] * 3))
-    assert swapped not in outputs(terms, sentence, "binding")  # "left ventricular" is a fixed term in the corpus
+    terms = RuleBasedGenerator(("binding",), nlp=nlp, collocations=Collocations(["The heavy wooden wall."] * 3))
+    assert swapped not in outputs(terms, sentence, "binding")  # "heavy wooden" is a fixed term in this corpus
     # a WordNet satellite adjective ("rapid") moves only when the corpus grades it ("very rapid")
     assert "The old dog chased the rapid cat." not in outputs(plain, "The rapid dog chased the old cat.", "binding")
     graded = RuleBasedGenerator(("binding",), nlp=nlp, collocations=Collocations(["a very rapid rise", "more rapid"]))
@@ -161,9 +176,11 @@ def test_binding_corpus_collocations(nlp):
 
 
 def test_generate_counts_collocations_over_its_input(nlp):
-    corpus = ["The left ventricular wall was thick."] * 3 + ["The left ventricular wall touched the short rope."]
+    corpus = ["The heavy wooden wall was thick."] * 3 + ["The heavy wooden wall touched the short rope."]
     table = RuleBasedGenerator(("binding",), nlp=nlp).generate(corpus, one_per_category=False, verbose=False).table
-    assert "The short ventricular wall touched the left rope." not in set(table["sentence2"])
+    assert "The short wooden wall touched the heavy rope." not in set(table["sentence2"])
+    alone = RuleBasedGenerator(("binding",), nlp=nlp).generate(corpus[-1:], one_per_category=False, verbose=False)
+    assert "The short wooden wall touched the heavy rope." in set(alone.table["sentence2"])
 
 
 @pytest.mark.parametrize(
@@ -313,6 +330,10 @@ def test_binding_respectively_binds_the_list_before_it(gen):
         ("A nodule grew in the right upper lobe.", "A nodule grew in the left upper lobe."),
         ("The right front wheel broke.", "The left front wheel broke."),
         ("The front door is behind the tree.", "The front door is in front of the tree."),
+        ("The aircraft flew over the mountains.", "The aircraft flew under the mountains."),
+        ("The fluid was stored under the floor.", "The fluid was stored over the floor."),
+        ("Properties below the curie point are treated.", "Properties above the curie point are treated."),
+        ("A dose of 200 mg/kg or above raised cholesterol.", "A dose of 200 mg/kg or below raised cholesterol."),
     ],
 )
 def test_spatial(gen, sentence, expected):
@@ -331,6 +352,15 @@ def test_spatial(gen, sentence, expected):
         "The dog is in front of the car and behind the tree.",  # either flip makes a duplicate
         "Choosing the right medical treatment matters.",  # "right" before an adjective that is not of a body part
         "They chose the right small molecule inhibitor.",
+        # senses that are not places, as met in Cranfield and Vaswani abstracts
+        "The clamped plate deflects under a uniform load.",  # "under": subjected to
+        "The cylinder buckles under axial compression.",
+        "The boundary layer flow over a flat plate was measured.",  # "over": along the plate
+        "The distribution of heat over the surface is given.",
+        "The procedure is outlined below for the sonic line.",  # pointers in the text
+        "The above study used a wind tunnel.",
+        "The wing meets the fuselage at a right angle.",  # a fixed term of geometry
+        "The electrons move parallel to the magnetic field.",
     ],
 )
 def test_spatial_leaves_non_spatial_words(gen, sentence):

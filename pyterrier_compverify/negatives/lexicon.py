@@ -35,7 +35,9 @@ SENTENCE_ADVERBS = set(
 SWAP_STOP_ADJECTIVES = set(
     "other such same different many several various own certain further additional more most few main first last "
     "next previous total whole overall only possible respective inside outside much little non vivo vitro situ "
-    "silico second third fourth fifth sixth seventh eighth ninth tenth present fat latter former free".split()
+    "silico second third fourth fifth sixth seventh eighth ninth tenth present fat latter former free "
+    # likeness and place relative to something else, not traits ("teflon and similar polymers", "the outer skin")
+    "similar equal identical near general outer inner".split()
 )
 # noun modifiers that work like adjectives ("a brick building", "a wood fence")
 MATERIALS = set(
@@ -46,7 +48,7 @@ MATERIALS = set(
 # nouns whose adjective is part of a quantity or time idiom: "the vast majority", "in large part", "near future"
 QUANTITIES = set(
     "majority minority number amount range variety proportion fraction percentage deal lot part extent degree "
-    "future past term run measure year years decade decades scale".split()
+    "future past term run measure year years decade decades scale piece".split()
 )
 FINITE_TAGS = {"VBZ", "VBD", "VBP", "MD"}
 COLOURS = set("red orange yellow green blue purple pink brown black white grey gray silver golden".split())
@@ -61,7 +63,7 @@ ADJECTIVE_ENDING = re.compile(r"(al|ic|ous|ive|ary|ory|able|ible|ant|ent|ful|les
 SCALE_HIGH = set(
     "high large great big substantial considerable significant strong severe serious elevated increased dense heavy "
     "major extensive marked profound intense intensive abundant rapid fast good excellent prominent pronounced wide "
-    "broad deep long frequent robust sharp".split()
+    "broad deep long frequent robust sharp sufficient adequate accurate".split()
 )
 SCALE_LOW = set(
     "low small little weak mild slight minor light reduced decreased slow poor limited modest sparse minimal short "
@@ -108,6 +110,25 @@ DIRECTION_ADJECTIVES = set(
 )
 # nouns that "right" names a side of without being physical things ("a right turn"; physical ones are read in WordNet)
 SIDE_NOUNS = {"side", "turn", "margin", "column", "half", "lane", "wing", "bank", "corner", "edge"}
+# "right" in a fixed term of geometry or astronomy, not a side ("a right angle", "right ascension")
+RIGHT_TERMS = {"angle", "angles", "angled", "triangle", "triangles", "ascension", "circular"}
+# "under" these is "subjected to" them, not beneath them ("a plate under a uniform load", "under axial compression")
+UNDER_CONDITIONS = set(
+    "load loading pressure stress strain tension compression torsion bending shear force impact heating cooling "
+    "vacuum condition assumption influence action control consideration investigation study test review "
+    "development construction treatment observation way attack excitation irradiation".split()
+)
+# what lies "over" a surface as flow or spread lies along or across it ("flow over a flat plate", "the distribution
+# of flares over the sun"): flipping it to "under" states no other arrangement
+OVER_ALONG = set(
+    "flow layer stream distribution distribute spread average integrate integral sum vary variation range extend "
+    "scatter pass passage sweep".split()
+)
+# words whose "to" is fixed, not a direction ("current parallel to a field", "normal to the wall")
+FIXED_TO = set(
+    "parallel perpendicular normal tangent tangential orthogonal transverse close next relative according due "
+    "similar equal equivalent identical proportional opposite adjacent prior subject contrary".split()
+)
 FLIPS = {
     "left": ("right", "spatial/left-right"),
     "right": ("left", "spatial/left-right"),

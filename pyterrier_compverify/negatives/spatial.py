@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from .category import Category
 from .edit import Candidate
-from .lexicon import DIRECTION_ADJECTIVES, FLIPS, MOTION_VERBS, SIDE_NOUNS, TIME_WORDS
+from .lexicon import (
+    DIRECTION_ADJECTIVES,
+    FIXED_TO,
+    FLIPS,
+    MOTION_VERBS,
+    OVER_ALONG,
+    RIGHT_TERMS,
+    SIDE_NOUNS,
+    TIME_WORDS,
+    UNDER_CONDITIONS,
+)
 from .spans import match_case, render, replace_span
 
 
@@ -29,9 +39,23 @@ def _over_under_ok(token) -> bool:
     pobj = next((c for c in token.children if c.dep_ == "pobj"), None)
     if pobj is None or pobj.ent_type_ in ("DATE", "TIME") or pobj.lemma_.lower() in TIME_WORDS:
         return False
+    if token.lower_ == "under" and pobj.lemma_.lower() in UNDER_CONDITIONS:  # "under a uniform load"
+        return False
+    if token.lower_ == "over" and _spread_along(token):  # "flow over a flat plate"
+        return False
     if pobj.like_num or pobj.text == "%" or any(c.dep_ == "nummod" for c in pobj.children):
         return True
     return _physical(pobj)
+
+
+def _spread_along(over) -> bool:
+    """Whether "over" attaches to a flow or a spread (``OVER_ALONG``), directly or through "of" ("the boundary-layer
+    flow over a plate", "the distribution of flares over the sun")."""
+    head = over.head
+    heads = [head]
+    if head.dep_ == "pobj" and head.head.lower_ == "of":
+        heads.append(head.head.head)
+    return any(h.lemma_.lower() in OVER_ALONG or h.lower_ in OVER_ALONG for h in heads)
 
 
 BODY = ("body_part.n.01",)
@@ -55,6 +79,8 @@ def _right_is_a_side(token) -> bool:
     ("right upper lobe", "right ventricular"); else of a physical thing or a side ("the right hand", "a right turn")."""
     if token.dep_ in ("acomp", "attr", "oprd"):
         return False
+    if token.head.lower_ in RIGHT_TERMS or (token.i + 1 < len(token.doc) and token.nbor(1).lower_ in RIGHT_TERMS):
+        return False  # "a right angle", "right ascension", "a right circular cone"
     if token.i + 1 < len(token.doc) and token.nbor(1).pos_ == "ADJ":  # not "the right medical treatment"
         after = token.nbor(1)  # "right ventricular", "right upper lobe", "right front wheel"
         return after.lower_ in DIRECTION_ADJECTIVES or _of_a_body_part(after) or _physical(after.head, BODY)
@@ -79,8 +105,15 @@ def _flippable(token) -> bool:
     if word in ("to", "from"):
         if token.dep_ != "prep" or token.head.lemma_.lower() not in MOTION_VERBS:
             return False
+        if token.i > 0 and token.nbor(-1).lower_ in FIXED_TO:  # "carrying current parallel to a field"
+            return False
         return not any(c.dep_ == "prep" and c.lower_ in ("to", "from") and c.i != token.i for c in token.head.children)
-    if word in ("above", "below", "inside", "outside", "upstream", "downstream"):
+    if word in ("above", "below"):  # with an object or after "or" ("200 mg/kg or above"); else a pointer in the text
+        if token.pos_ == "VERB":  # ("outlined below", "the above study")
+            return False
+        after_or = token.i > 0 and token.nbor(-1).lower_ == "or"
+        return after_or or any(c.dep_ in ("pobj", "pcomp") for c in token.children)
+    if word in ("inside", "outside", "upstream", "downstream"):
         return token.pos_ != "VERB"
     return False
 

@@ -53,12 +53,15 @@ def _next_to_noun(modifier, noun) -> bool:
 
 def _inside_term(modifier, noun) -> bool:
     """Whether the adjective sits inside a longer term: a noun, number or code modifies the same noun before it
-    ("insulin dependent diabetes", "80S complex formation"), or an adverb right before it belongs to it
-    ("critically ill", "dually eligible")."""
+    ("insulin dependent diabetes", "80S complex formation"; also a noun tagged as an adjective, "frequency
+    independent resistor"), or an adverb right before it belongs to it ("critically ill", "dually eligible")."""
     doc = modifier.doc
     if modifier.i > 0 and doc[modifier.i - 1].pos_ == "ADV":
         return True
-    return any(t.i < modifier.i and t.pos_ in ("NOUN", "PROPN", "NUM", "X") for t in noun.lefts)
+    return any(
+        t.i < modifier.i and (t.pos_ in ("NOUN", "PROPN", "NUM", "X") or (t.tag_ == "JJ" and _not_adjective(t)))
+        for t in noun.lefts
+    )
 
 
 def _mostly_noun(token) -> bool:
@@ -253,7 +256,9 @@ def _lands_beside_its_kind(moved, staying: list) -> bool:
 
 def swap_amod(doc, collocations: Collocations | None = None) -> list[Candidate]:
     """Swap one adjective of a noun with one of another noun of the same clause."""
-    modifiers = {t.i: _modifiers(t, collocations) for t in doc if t.pos_ == "NOUN" and not _only_verb(t)}
+    # a noun that modifies another ("high speed entry", "high gas temperatures") lends its adjective to the term
+    nouns = [t for t in doc if t.pos_ == "NOUN" and t.dep_ != "compound" and not _only_verb(t)]
+    modifiers = {t.i: _modifiers(t, collocations) for t in nouns}
     nouns = [doc[i] for i, found in modifiers.items() if found and doc[i].lemma_.lower() not in QUANTITIES]
     out = []
     for a, noun1 in enumerate(nouns):
