@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 from caption_edits import TUNING_SAMPLES, cell, table
-from readings import labelled_rows, wilson
+from readings import precision_table, verdicts
 
 from pyterrier_compverify.datasets.flickr8k import flickr8k_captions
 from pyterrier_compverify.negatives.captions import KINDS, caption_edits
@@ -109,48 +109,16 @@ def sample_command(args: argparse.Namespace) -> None:
     (out / "key.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
 
 
-def borderline(note: str) -> bool:
-    return "borderline" in note.lower()
-
-
 def summarise_command(args: argparse.Namespace) -> None:
     out = Path(args.out)
     refuse_existing([out / "precision.md"], args.overwrite)
     meta = json.loads((out / "key.json").read_text())
     key = pd.DataFrame(meta["key"])
-    frames = []
-    for kind in KINDS:
-        path = out / f"reading-{kind}.md"
-        read = labelled_rows(path, {"verdict": ("CORRECT", "WRONG")})
-        notes = {}
-        for line in path.read_text(encoding="utf-8").splitlines():
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if cells[0].isdigit():
-                notes[int(cells[0])] = " ".join(cells[2:])
-        first = path.read_text(encoding="utf-8").splitlines()[0]
-        reader = first.split(";")[0].removeprefix("Reader ").strip() if first.startswith("Reader ") else "?"
-        wanted = key[key["kind"] == kind]
-        if sorted(read["number"]) != sorted(wanted["number"]):
-            raise SystemExit(f"{path}: the reading must label rows {wanted['number'].min()}-{wanted['number'].max()}"
-                             " once each")  # fmt: skip
-        read["note"] = read["number"].map(notes)
-        read["reader"] = reader
-        frames.append(wanted.merge(read, on="number"))
-    rows = pd.concat(frames, ignore_index=True)
-    rows["correct"] = rows["verdict"] == "CORRECT"
-    rows["borderline"] = rows["note"].map(borderline)
-    per_kind = []
-    for kind, group in rows.groupby("kind", sort=False):
-        k, n = int(group["correct"].sum()), len(group)
-        low, high = wilson(k, n)
-        flipped = int((group["correct"] & group["borderline"]).sum())  # borderline rows counted CORRECT
-        other = int((~group["correct"] & group["borderline"]).sum())  # borderline rows counted WRONG
-        strict_low, _ = wilson(k - flipped, n)
-        _, lenient_high = wilson(k + other, n)
-        per_kind.append((kind, group["reader"].iloc[0], f"{k} / {n}", f"{low:.1%}-{high:.1%}",
-                         int(group["borderline"].sum()),
-                         f"{k - flipped}-{k + other} ({strict_low:.1%}-{lenient_high:.1%})",
-                         int((group["split"] == "dev").sum())))  # fmt: skip
+    rows = pd.concat([verdicts(out / f"reading-{k}.md", key[key["kind"] == k]) for k in KINDS], ignore_index=True)
+    per_kind = precision_table(rows, "kind")
+    per_kind["rows from dev"] = (
+        rows.groupby("kind", sort=False)["split"].apply(lambda s: int((s == "dev").sum())).values
+    )
     per_rule = rows.groupby(["kind", "rule"], sort=False).agg(rows=("correct", "size"), correct=("correct", "sum"))
     per_rule = per_rule.reset_index()
     wrong = rows[~rows["correct"]][["kind", "number", "rule", "note"]]
@@ -163,20 +131,7 @@ def summarise_command(args: argparse.Namespace) -> None:
         "or see the rules, the code or the key, each given only `criteria.md` and its sample files; their verdicts "
         "are in `reading-<kind>.md`. 95% intervals are Wilson score intervals.",
         "",
-        table(
-            pd.DataFrame(
-                per_kind,
-                columns=[
-                    "kind",
-                    "reader",
-                    "CORRECT / rows",
-                    "95% interval",
-                    "borderline rows",
-                    "CORRECT with borderline rows counted both ways (interval)",
-                    "rows from dev",
-                ],
-            )
-        ),  # fmt: skip
+        table(per_kind),
         "",
         "## Per rule",
         "",

@@ -68,6 +68,51 @@ def agreement(first: pd.Series, second: pd.Series) -> tuple[float, float]:
     return alike, (alike - chance) / (1 - chance) if chance < 1 else 1.0
 
 
+def verdicts(path: Path, wanted: pd.DataFrame) -> pd.DataFrame:
+    """A reader's file of CORRECT / WRONG verdicts (a first line ``Reader X; ...``, then rows ``| # | verdict | note
+    |``) merged with ``wanted`` (the key rows of that file, with a ``number`` column): columns ``verdict``, ``note``,
+    ``reader``, ``correct`` and ``borderline`` (the note says so) added; stops the run unless every wanted row is
+    labelled once."""
+    read = labelled_rows(path, {"verdict": ("CORRECT", "WRONG")})
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    notes = {}
+    for line in lines:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[0].isdigit():
+            notes[int(cells[0])] = " ".join(cells[2:])
+    if sorted(read["number"]) != sorted(wanted["number"]):
+        raise SystemExit(f"{path}: the reading must label rows {sorted(wanted['number'])[:3]}... once each")
+    reader = lines[0].split(";")[0].removeprefix("Reader ").strip() if lines[0].startswith("Reader ") else "?"
+    read = read.assign(note=read["number"].map(notes), reader=reader)
+    rows = wanted.merge(read, on="number")
+    return rows.assign(
+        correct=rows["verdict"] == "CORRECT", borderline=rows["note"].str.lower().str.contains("borderline")
+    )
+
+
+def precision_table(rows: pd.DataFrame, by: str) -> pd.DataFrame:
+    """Per value of ``by`` (in order of appearance) in :func:`verdicts` rows: reader, CORRECT / rows, its 95% Wilson
+    interval, the borderline rows, and CORRECT with the borderline rows counted both ways (and that interval)."""
+    out = []
+    for value, group in rows.groupby(by, sort=False):
+        k, n = int(group["correct"].sum()), len(group)
+        low, high = wilson(k, n)
+        counted_correct = int((group["correct"] & group["borderline"]).sum())
+        counted_wrong = int((~group["correct"] & group["borderline"]).sum())
+        strict_low, _ = wilson(k - counted_correct, n)
+        _, lenient_high = wilson(k + counted_wrong, n)
+        out.append({
+            by: value,
+            "reader": ", ".join(sorted(group["reader"].unique())),
+            "CORRECT / rows": f"{k} / {n}",
+            "95% interval": f"{low:.1%}-{high:.1%}",
+            "borderline rows": int(group["borderline"].sum()),
+            "CORRECT with borderline rows counted both ways (interval)":
+                f"{k - counted_correct}-{k + counted_wrong} ({strict_low:.1%}-{lenient_high:.1%})",
+        })  # fmt: skip
+    return pd.DataFrame(out)
+
+
 def reading_study(doc: str, out: Path, sample: Callable, summarise: Callable, add_options=None) -> None:
     """The command line of a reading study: ``sample`` writes ``sample.md`` and ``key.json`` into ``--out`` for
     the reader, ``summarise`` reads their ``reading.md`` into ``summary.{md,json}``. Each stage refuses its existing

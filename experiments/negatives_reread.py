@@ -1,0 +1,166 @@
+"""Structural negatives on a corpus they were not tuned on, read again: Cranfield, as ``compverify negatives`` gives it.
+
+The first out-of-domain reading (``shared/reviews/negatives-reading.md``: Cranfield and Vaswani, binding 77% and
+spatial 68%) found senses and terms the SciFact-tuned rules broke; the rules were then narrowed on its WRONG rows.
+This study reads the rules' output again, on Cranfield sentences that reading did not show.
+
+``sample TABLE``: ``TABLE`` is the output of ``compverify negatives TABLE --sentences irds:cranfield --seed 0``; rows
+whose sentence1 the first reading showed (``--exclude``, matched after lower-casing and dropping punctuation) are left
+out, then ``--rows`` rows per category are drawn at random (``--seed``; all of them where fewer). Writes
+``sample-<category>.md`` (sentence1 and sentence2 only) and ``key.json`` (the rule of each row, not for the reader);
+``criteria.md`` is written before the draw, by hand.
+
+``summarise``: reads ``reading-<category>.md`` (a first line ``Reader X; ...``, then rows ``| # | CORRECT or WRONG |
+note |``) and, where a second reader read a category, ``reading-<category>-second.md``; writes ``precision.md``.
+
+    compverify negatives runs/negatives-cranfield.jsonl --sentences irds:cranfield --seed 0
+    python experiments/negatives_reread.py sample runs/negatives-cranfield.jsonl
+    python experiments/negatives_reread.py summarise
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+import pandas as pd
+from caption_edits import cell, table
+from readings import agreement, precision_table, verdicts
+
+from pyterrier_compverify.reporting import refuse_existing
+
+OUT = Path("experiments/results/negatives-reading-2")
+REVIEW = "../shared/reviews/negatives-reading.md"
+ROWS = {"binding": 100, "spatial": 100, "negation": 50, "paraphrase": 50}
+FIRST_READ = {"negation": 40, "binding": 60, "spatial": 40, "paraphrase": 40}  # the review's rows
+FIRST_CORRECT = {"negation": 40, "binding": 46, "spatial": 27, "paraphrase": 38}
+
+
+def normalise(text: str) -> str:
+    """Lower case, letters and digits only, single spaces.
+
+    >>> normalise("Flow over a plate ,  at M = 2 .")
+    'flow over a plate at m 2'
+    """
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", text.lower()).split())
+
+
+def shown_sentences(path: Path) -> set[str]:
+    """The normalised sentence1 of every row the first reading printed (``- sentence1: ...`` lines and table rows)."""
+    shown = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line.startswith("- sentence1:"):
+            shown.add(normalise(line.removeprefix("- sentence1:")))
+        elif line.startswith("|"):
+            shown.update(normalise(c) for c in line.strip("|").split("|") if len(c.split()) >= 6)
+    return shown
+
+
+def sample_command(args: argparse.Namespace) -> None:
+    out = Path(args.out)
+    refuse_existing([out / "key.json"], overwrite=False)
+    if not (out / "criteria.md").exists():
+        raise SystemExit(f"{out / 'criteria.md'}: write the criteria before the draw")
+    path = Path(args.table)
+    edits = pd.read_json(path, lines=True) if path.suffix == ".jsonl" else pd.read_csv(path)
+    shown = shown_sentences(Path(args.exclude))
+    fresh = edits[~edits["sentence1"].map(normalise).isin(shown)]
+    print(f"{len(edits)} edits, {len(edits) - len(fresh)} of sentences the first reading showed left out")
+    key, counts = [], []
+    for category, rows in ROWS.items():
+        pool = fresh[fresh["category"] == category]
+        sample = pool.sample(min(rows, len(pool)), random_state=args.seed).reset_index(drop=True)
+        counts.append({"category": category, "edits": int((edits["category"] == category).sum()),
+                       "unread": len(pool), "drawn": len(sample)})  # fmt: skip
+        lines = [
+            f"# Edits to read: `{category}`",
+            "",
+            f"{len(sample)} rows. Judge every row with the criteria in `criteria.md` only.",
+            "",
+            "| # | sentence1 | sentence2 |",
+            "|---|---|---|",
+        ]
+        for i, row in enumerate(sample.itertuples(), start=1):
+            lines.append(f"| {i} | {cell(row.sentence1)} | {cell(row.sentence2)} |")
+            key.append({"category": category, "number": i, "rule": row.rule})
+        (out / f"sample-{category}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(pd.DataFrame(counts).to_string(index=False))
+    meta = {"command": "python experiments/negatives_reread.py " + " ".join(sys.argv[1:]), "table": str(path),
+            "seed": args.seed, "excluded_sentences": len(shown), "counts": counts, "key": key}  # fmt: skip
+    (out / "key.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+
+
+def summarise_command(args: argparse.Namespace) -> None:
+    out = Path(args.out)
+    refuse_existing([out / "precision.md"], args.overwrite)
+    meta = json.loads((out / "key.json").read_text())
+    key = pd.DataFrame(meta["key"])
+    first = pd.concat([verdicts(out / f"reading-{c}.md", key[key["category"] == c]) for c in ROWS], ignore_index=True)
+    per_category = precision_table(first, "category")
+    per_category["first reading (review)"] = [f"{FIRST_CORRECT[c]} / {FIRST_READ[c]}" for c in per_category["category"]]
+    seconds, agreements = [], []
+    for category in ROWS:
+        path = out / f"reading-{category}-second.md"
+        if path.exists():
+            second = verdicts(path, key[key["category"] == category])
+            seconds.append(second)
+            mine = first[first["category"] == category].set_index("number")["verdict"]
+            theirs = second.set_index("number")["verdict"].reindex(mine.index)
+            alike, kappa = agreement(mine, theirs)
+            both = int(((mine == "CORRECT") & (theirs == "CORRECT")).sum())
+            agreements.append({"category": category, "rows": len(mine), "alike": f"{alike:.1%}",
+                               "Cohen's kappa": round(kappa, 2), "CORRECT for both": both})  # fmt: skip
+    per_rule = first.groupby(["category", "rule"], sort=False).agg(rows=("correct", "size"), correct=("correct", "sum"))
+    wrong = first[~first["correct"]][["category", "number", "rule", "note"]]
+    report = [
+        "# Structural negatives on Cranfield, read again: precision of the rules as they are now",
+        "",
+        f"Edits: `compverify negatives {meta['table']} --sentences irds:cranfield --seed 0` (every Cranfield sentence "
+        "as the package splits it, one edit per category per sentence). Samples: "
+        f"`{meta['command']}` ({meta['excluded_sentences']} sentences the first reading printed left out). Summary: "
+        "`python experiments/negatives_reread.py summarise`. Readers: assistant-model sessions that did not write or "
+        "see the rules, the code or the key, each given only `criteria.md` and its sample files (their verdicts in "
+        "`reading-<category>.md`; a second reader's in `reading-<category>-second.md`). 95% intervals are Wilson "
+        "score intervals. The first reading (`shared/reviews/negatives-reading.md`) read Cranfield and Vaswani "
+        "sentences it split itself, before the rules were narrowed on its WRONG rows.",
+        "",
+        table(pd.DataFrame(meta["counts"])),
+        "",
+        table(per_category),
+        "",
+    ]
+    if seconds:
+        report += [
+            "## Second reader",
+            "",
+            table(precision_table(pd.concat(seconds, ignore_index=True), "category")),
+            "",
+            table(pd.DataFrame(agreements)),
+            "",
+        ]
+    report += ["## Per rule", "", table(per_rule.reset_index()), "", "## WRONG rows", "", table(wrong), ""]
+    (out / "precision.md").write_text("\n".join(report), encoding="utf-8")
+    print("\n".join(report[:12]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    sample = commands.add_parser("sample", help="draw the rows to read")
+    sample.add_argument("table", help="output of compverify negatives over irds:cranfield")
+    sample.add_argument("--seed", type=int, default=2718, help="seed of the draw")
+    sample.add_argument("--exclude", default=REVIEW, help="the first reading, whose sentences are left out")
+    sample.add_argument("--out", default=str(OUT))
+    summarise = commands.add_parser("summarise", help="precision from the readings")
+    summarise.add_argument("--out", default=str(OUT))
+    summarise.add_argument("--overwrite", action="store_true", help="replace an existing precision.md")
+    args = parser.parse_args()
+    sample_command(args) if args.command == "sample" else summarise_command(args)
+
+
+if __name__ == "__main__":
+    main()
