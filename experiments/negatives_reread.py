@@ -67,11 +67,12 @@ def sample_command(args: argparse.Namespace) -> None:
         raise SystemExit(f"{out / 'criteria.md'}: write the criteria before the draw")
     path = Path(args.table)
     edits = pd.read_json(path, lines=True) if path.suffix == ".jsonl" else pd.read_csv(path)
-    shown = shown_sentences(Path(args.exclude))
+    shown = set().union(*(shown_sentences(Path(p)) for p in args.exclude.split(",")))
     fresh = edits[~edits["sentence1"].map(normalise).isin(shown)]
     print(f"{len(edits)} edits, {len(edits) - len(fresh)} of sentences the first reading showed left out")
     key, counts = [], []
-    for category, rows in ROWS.items():
+    for category in args.categories.split(","):
+        rows = ROWS[category]
         pool = fresh[fresh["category"] == category]
         sample = pool.sample(min(rows, len(pool)), random_state=args.seed).reset_index(drop=True)
         counts.append({"category": category, "edits": int((edits["category"] == category).sum()),
@@ -90,7 +91,8 @@ def sample_command(args: argparse.Namespace) -> None:
         (out / f"sample-{category}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(pd.DataFrame(counts).to_string(index=False))
     meta = {"command": "python experiments/negatives_reread.py " + " ".join(sys.argv[1:]), "table": str(path),
-            "seed": args.seed, "excluded_sentences": len(shown), "counts": counts, "key": key}  # fmt: skip
+            "seed": args.seed, "excluded_sentences": len(shown), "counts": counts, "key": key,
+            "made_by": args.made_by or f"compverify negatives {path} --sentences irds:cranfield --seed 0"}  # fmt: skip
     (out / "key.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
 
 
@@ -99,11 +101,14 @@ def summarise_command(args: argparse.Namespace) -> None:
     refuse_existing([out / "precision.md"], args.overwrite)
     meta = json.loads((out / "key.json").read_text())
     key = pd.DataFrame(meta["key"])
-    first = pd.concat([verdicts(out / f"reading-{c}.md", key[key["category"] == c]) for c in ROWS], ignore_index=True)
+    categories = list(key["category"].unique())
+    first = pd.concat(
+        [verdicts(out / f"reading-{c}.md", key[key["category"] == c]) for c in categories], ignore_index=True
+    )
     per_category = precision_table(first, "category")
     per_category["first reading (review)"] = [f"{FIRST_CORRECT[c]} / {FIRST_READ[c]}" for c in per_category["category"]]
     seconds, agreements = [], []
-    for category in ROWS:
+    for category in categories:
         path = out / f"reading-{category}-second.md"
         if path.exists():
             second = verdicts(path, key[key["category"] == category])
@@ -116,12 +121,13 @@ def summarise_command(args: argparse.Namespace) -> None:
                                "Cohen's kappa": round(kappa, 2), "CORRECT for both": both})  # fmt: skip
     per_rule = first.groupby(["category", "rule"], sort=False).agg(rows=("correct", "size"), correct=("correct", "sum"))
     wrong = first[~first["correct"]][["category", "number", "rule", "note"]]
+    made_by = meta.get("made_by", f"compverify negatives {meta['table']} --sentences irds:cranfield --seed 0")
     report = [
         "# Structural negatives on Cranfield, read again: precision of the rules as they are now",
         "",
-        f"Edits: `compverify negatives {meta['table']} --sentences irds:cranfield --seed 0` (every Cranfield sentence "
+        f"Edits: `{made_by}` (every Cranfield sentence "
         "as the package splits it, one edit per category per sentence). Samples: "
-        f"`{meta['command']}` ({meta['excluded_sentences']} sentences the first reading printed left out). Summary: "
+        f"`{meta['command']}` ({meta['excluded_sentences']} sentences earlier readings printed left out). Summary: "
         "`python experiments/negatives_reread.py summarise`. Readers: assistant-model sessions that did not write or "
         "see the rules, the code or the key, each given only `criteria.md` and its sample files (their verdicts in "
         "`reading-<category>.md`; a second reader's in `reading-<category>-second.md`). 95% intervals are Wilson "
@@ -153,7 +159,11 @@ def main() -> None:
     sample = commands.add_parser("sample", help="draw the rows to read")
     sample.add_argument("table", help="output of compverify negatives over irds:cranfield")
     sample.add_argument("--seed", type=int, default=2718, help="seed of the draw")
-    sample.add_argument("--exclude", default=REVIEW, help="the first reading, whose sentences are left out")
+    sample.add_argument(
+        "--exclude", default=REVIEW, help="earlier readings (comma-separated): their sentences are left out"
+    )
+    sample.add_argument("--made-by", default=None, help="the command that made TABLE, for the report")
+    sample.add_argument("--categories", default=",".join(ROWS), help="categories to draw (comma-separated)")
     sample.add_argument("--out", default=str(OUT))
     summarise = commands.add_parser("summarise", help="precision from the readings")
     summarise.add_argument("--out", default=str(OUT))

@@ -334,6 +334,7 @@ def test_binding_respectively_binds_the_list_before_it(gen):
         ("The fluid was stored under the floor.", "The fluid was stored over the floor."),
         ("Properties below the curie point are treated.", "Properties above the curie point are treated."),
         ("A dose of 200 mg/kg or above raised cholesterol.", "A dose of 200 mg/kg or below raised cholesterol."),
+        ("The lamp over the bed is bright.", "The lamp under the bed is bright."),  # a thing placed by a thing
     ],
 )
 def test_spatial(gen, sentence, expected):
@@ -361,6 +362,10 @@ def test_spatial(gen, sentence, expected):
         "The above study used a wind tunnel.",
         "The wing meets the fuselage at a right angle.",  # a fixed term of geometry
         "The electrons move parallel to the magnetic field.",
+        "The shell collapses under distributed force systems.",  # the second reading's Cranfield rows
+        "Gas flows in channels under transverse magnetic fields.",
+        "Pressure measurements over blunt cones are presented.",  # across the cones
+        "The temperature drops below a certain value.",  # "drops above" is no scene
     ],
 )
 def test_spatial_leaves_non_spatial_words(gen, sentence):

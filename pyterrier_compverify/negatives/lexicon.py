@@ -116,8 +116,17 @@ RIGHT_TERMS = {"angle", "angles", "angled", "triangle", "triangles", "ascension"
 UNDER_CONDITIONS = set(
     "load loading pressure stress strain tension compression torsion bending shear force impact heating cooling "
     "vacuum condition assumption influence action control consideration investigation study test review "
-    "development construction treatment observation way attack excitation irradiation".split()
+    "development construction treatment observation way attack excitation irradiation field system".split()
 )
+# verbs that place a thing "over" or "under" another ("hangs over the bed", "stored under the floor"), beside the motion
+# verbs; "over" and "under" elsewhere in abstracts mostly mean across, past or subjected to ("pressures over the
+# surface", "a shell under force systems")
+POSITION_VERBS = set(
+    "hang hover lie sit stand place put lay hold mount suspend position locate set rest float lean install fix attach "
+    "store keep hide bury stretch spread".split()
+)
+# verbs of a change in amount: "drops below 3 cm" flipped to "drops above 3 cm" says nothing coherent
+CHANGE_VERBS = set("decrease drop fall increase rise reduce raise lower climb grow".split())
 # what lies "over" a surface as flow or spread lies along or across it ("flow over a flat plate", "the distribution
 # of flares over the sun"): flipping it to "under" states no other arrangement
 OVER_ALONG = set(

@@ -5,11 +5,13 @@ from __future__ import annotations
 from .category import Category
 from .edit import Candidate
 from .lexicon import (
+    CHANGE_VERBS,
     DIRECTION_ADJECTIVES,
     FIXED_TO,
     FLIPS,
     MOTION_VERBS,
     OVER_ALONG,
+    POSITION_VERBS,
     RIGHT_TERMS,
     SIDE_NOUNS,
     TIME_WORDS,
@@ -34,18 +36,30 @@ def _physical(noun, roots=("object.n.01", "matter.n.03")) -> bool:
 
 
 def _over_under_ok(token) -> bool:
+    """Whether "over"/"under" compares a number ("over 50%") or places a physical thing: its object is one, and it
+    attaches to a verb of motion or position or to another physical thing ("jumped over the fence", "the lamp over
+    the bed"); not a load or condition ("under a uniform load", "under force systems") nor a flow or spread ("flow
+    over a flat plate", "pressures over the surface")."""
     if token.dep_ != "prep":
         return False
     pobj = next((c for c in token.children if c.dep_ == "pobj"), None)
     if pobj is None or pobj.ent_type_ in ("DATE", "TIME") or pobj.lemma_.lower() in TIME_WORDS:
         return False
-    if token.lower_ == "under" and pobj.lemma_.lower() in UNDER_CONDITIONS:  # "under a uniform load"
+    if token.lower_ == "under" and any(w.lemma_.lower() in UNDER_CONDITIONS for w in (pobj, *pobj.lefts)):
         return False
-    if token.lower_ == "over" and _spread_along(token):  # "flow over a flat plate"
+    if token.lower_ == "over" and _spread_along(token):
         return False
     if pobj.like_num or pobj.text == "%" or any(c.dep_ == "nummod" for c in pobj.children):
         return True
-    return _physical(pobj)
+    return _physical(pobj) and _places(token.head)
+
+
+def _places(head) -> bool:
+    """Whether the word a preposition attaches to places something: a verb of motion or position, or a physical
+    thing."""
+    if head.pos_ in ("VERB", "AUX"):
+        return head.lemma_.lower() in MOTION_VERBS | POSITION_VERBS
+    return head.pos_ in ("NOUN", "PROPN") and _physical(head)
 
 
 def _spread_along(over) -> bool:
@@ -110,6 +124,8 @@ def _flippable(token) -> bool:
         return not any(c.dep_ == "prep" and c.lower_ in ("to", "from") and c.i != token.i for c in token.head.children)
     if word in ("above", "below"):  # with an object or after "or" ("200 mg/kg or above"); else a pointer in the text
         if token.pos_ == "VERB":  # ("outlined below", "the above study")
+            return False
+        if token.head.lemma_.lower() in CHANGE_VERBS:  # "drops below 3 cm": "drops above" is no scene
             return False
         after_or = token.i > 0 and token.nbor(-1).lower_ == "or"
         return after_or or any(c.dep_ in ("pobj", "pcomp") for c in token.children)
