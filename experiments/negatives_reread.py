@@ -69,7 +69,7 @@ def sample_command(args: argparse.Namespace) -> None:
     edits = pd.read_json(path, lines=True) if path.suffix == ".jsonl" else pd.read_csv(path)
     shown = set().union(*(shown_sentences(Path(p)) for p in args.exclude.split(",")))
     fresh = edits[~edits["sentence1"].map(normalise).isin(shown)]
-    print(f"{len(edits)} edits, {len(edits) - len(fresh)} of sentences the first reading showed left out")
+    print(f"{len(edits)} edits, {len(edits) - len(fresh)} of sentences earlier readings showed left out")
     key, counts = [], []
     for category in args.categories.split(","):
         rows = ROWS[category]
