@@ -121,6 +121,7 @@ def summarise_command(args: argparse.Namespace) -> None:
                                "Cohen's kappa": round(kappa, 2), "CORRECT for both": both})  # fmt: skip
     per_rule = first.groupby(["category", "rule"], sort=False).agg(rows=("correct", "size"), correct=("correct", "sum"))
     wrong = first[~first["correct"]][["category", "number", "rule", "note"]]
+    summary = " ".join(["python experiments/negatives_reread.py", *(a for a in sys.argv[1:] if a != "--overwrite")])
     made_by = meta.get("made_by", f"compverify negatives {meta['table']} --sentences irds:cranfield --seed 0")
     report = [
         "# Structural negatives on Cranfield, read again: precision of the rules as they are now",
@@ -128,7 +129,7 @@ def summarise_command(args: argparse.Namespace) -> None:
         f"Edits: `{made_by}` (every Cranfield sentence "
         "as the package splits it, one edit per category per sentence). Samples: "
         f"`{meta['command']}` ({meta['excluded_sentences']} sentences earlier readings printed left out). Summary: "
-        "`python experiments/negatives_reread.py summarise`. Readers: assistant-model sessions that did not write or "
+        f"`{summary}`. Readers: assistant-model sessions that did not write or "
         "see the rules, the code or the key, each given only `criteria.md` and its sample files (their verdicts in "
         "`reading-<category>.md`; a second reader's in `reading-<category>-second.md`). 95% intervals are Wilson "
         "score intervals. The first reading (`shared/reviews/negatives-reading.md`) read Cranfield and Vaswani "
