@@ -87,6 +87,23 @@ def test_each_kind(edits_of, kind, caption, expected, rule):
         ("paraphrase", "A girl hugs her big brother .", "A girl hugs her large brother ."),  # older, not larger
         ("paraphrase", "A girl is jumping rope .", "A girl is leaping rope ."),
         ("paraphrase", "A little girl is running .", "A small girl is running ."),  # young, not small
+        # from the second reading's WRONG rows (experiments/results/caption-edits-2): one user at a time
+        ("count", "A man shoots a rifle while a dog looks on .", "Two men shoot a rifle while a dog looks on ."),
+        ("count", "A man sitting on a chair on the street .", "Two men sitting on a chair on the street ."),
+        ("count", "A man is performing a jump on a skateboard .", "Two men are performing a jump on a skateboard ."),
+        ("count", "A woman is playing a violin in a park .", "A woman is playing two violins in a park ."),
+        ("count", "One woman takes a picture .", "One woman takes two pictures ."),  # not in one photo
+        ("count", "A dog bites the arm of a man who has on gear .", "A dog bites the arm of two men who has on gear ."),
+        ("count", "Two dogs are wrestling in a field .", "One dog is wrestling in a field ."),  # with whom?
+        ("swap_obj", "A small dog herding some sheep .", "Some sheep herding a small dog ."),
+        ("swap_obj", "The lady catches the toddler in the pool .", "The toddler catches the lady in the pool ."),
+        ("swap_obj", "A man raising a young boy into the sky .", "A young boy raising a man into the sky ."),
+        (
+            "swap_obj",
+            "A woman catches a young boy jumping into the pool .",
+            "A young boy catches a woman jumping into the pool .",
+        ),
+        ("swap_obj", "Two oxen are pulling a person .", "A person are pulling two oxen ."),  # agreement
     ],
 )
 def test_implausible_edits_are_not_made(edits_of, kind, caption, not_expected):

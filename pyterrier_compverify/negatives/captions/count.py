@@ -15,6 +15,7 @@ from .words import (
     living,
     noun_class,
     noun_lemma,
+    person,
     plural_noun,
     put,
     verb_lemma,
@@ -39,7 +40,11 @@ def _pluralisable(noun) -> bool:
         return False
     if any(c.lower_ in ("lone", "single", "only", "solitary", "sole") for c in noun.lefts):
         return False
-    if noun_lemma(noun.lower_) in lx.FLAT_PATHS | lx.SLOPES:
+    if noun_lemma(noun.lower_) in lx.FLAT_PATHS | lx.SLOPES | lx.PHOTO_WORDS:  # two pictures do not show in one
+        return False
+    if noun_lemma(noun.lower_) in lx.SINGLE_USER_THINGS or any(c.dep_ == "relcl" for c in noun.children):
+        return False  # "plays two violins"; "the arm of two men who has on gear": the relative clause would not agree
+    if person(noun) and _uses_a_single_thing(noun):
         return False
     own = [
         *noun.subtree,
@@ -58,6 +63,19 @@ def _pluralisable(noun) -> bool:
             if inner is not None and not is_plural(inner) and inner.tag_ in NOUN_TAGS:
                 return False
     return plural_noun(noun_lemma(noun.lower_)) is not None
+
+
+def _uses_a_single_thing(noun) -> bool:
+    """Whether what the noun does (as subject, or in a participle after it) has as object, or is done on or with,
+    one thing only one person uses at a time ("a man shoots a rifle", "a man sitting on a chair", "a man performing a
+    jump on a skateboard")."""
+    verbs = [c for c in noun.children if c.dep_ == "acl"] + ([noun.head] if noun.dep_ == "nsubj" else [])
+    things = []
+    for verb in verbs:
+        obj = child(verb, "dobj")
+        holders = [verb] if obj is None else [verb, obj]
+        things += [obj, *(child(p, "pobj") for h in holders for p in h.children if p.dep_ == "prep")]
+    return any(t is not None and not is_plural(t) and noun_lemma(t.lower_) in lx.SINGLE_USER_THINGS for t in things)
 
 
 _PLURAL_ONLY_WORDS = frozenset("they them their themselves each both together other another between among".split())
@@ -87,6 +105,7 @@ def count(doc) -> list[Candidate]:
             singular = noun_lemma(noun.lower_)
             if (
                 plural_noun(singular) == noun.lower_
+                and not any(t.lower_ in lx.PARTNER_VERBS for t in doc)  # "one dog is wrestling": with whom?
                 and child(noun, "conj", "cc") is None
                 and noun.dep_ != "conj"
                 and not any(t.lower_ in _PLURAL_ONLY_WORDS for t in doc)

@@ -216,6 +216,14 @@ TRANSITIVE_SWAPS = {  # lemma -> [(replacement, object classes or None for any n
 }
 # their object may not become an adult, and a child may not do them to an adult
 CARRY_VERBS = _words("hold carry lift feed cradle hug push throw toss flip swing place put set lay drop pick")
+# what an adult does to a child, rarely the other way round ("the lady catches the toddler", "a man raising a boy")
+CARE_VERBS = CARRY_VERBS | _words("catch raise pull drag tow teach help lead guide bathe dress")
+ONE_WAY_VERBS = _words("herd")  # a dog herds sheep, a cow does not herd a dog
+# things one person rides, sits on or plays at a time: "two men sit on a chair", "a woman plays two violins"
+SINGLE_USER_THINGS = _words(
+    "skateboard bike bicycle chair stool swing scooter surfboard snowboard sled motorcycle unicycle rifle gun camera "
+    "guitar violin trumpet saxophone flute cello"
+)
 FETCH_THINGS = _words("ball stick frisbee")  # replaced only where something plays with them
 FETCH_VERBS = _words("throw catch chase fetch carry hold kick play toss retrieve grab bite")
 BALLS = _words("ball balls football soccerball basketball volleyball frisbee")
@@ -224,6 +232,7 @@ BALLS = _words("ball balls football soccerball basketball volleyball frisbee")
 SYMMETRIC_VERBS = _words(
     "hug kiss embrace fight wrestle meet marry greet face play race join accompany battle box spar"
 )
+PARTNER_VERBS = _words("hug hugging kiss kissing embrace fight fighting wrestle wrestling spar sparring box boxing")
 EITHER_WAY_VERBS = _words("chase follow watch approach push pull splash spray kick look stare smile point wave")
 HUMAN_AGENT_VERBS = _words(
     "hold carry lift feed photograph help teach pet walk lead ride train brush wash dress groom throw catch pat "

@@ -95,11 +95,11 @@ def _swap_phrases(doc, n1, n2) -> Changes | None:
 def _role_pair_ok(lemma: str | None, a, b, preposition: bool = False) -> bool:
     """Whether the doer and undergoer of ``lemma`` (or the two sides of a directed preposition attached to it) can
     trade places and still make a scene."""
-    if not (living(a) and living(b)) or lemma in lx.SYMMETRIC_VERBS:
+    if not (living(a) and living(b)) or lemma in lx.SYMMETRIC_VERBS | lx.ONE_WAY_VERBS:
         return False
     people = person(a) + person(b)
     if people == 2:
-        return lemma not in lx.CARRY_VERBS or (noun_class(a) == "child") == (noun_class(b) == "child")
+        return lemma not in lx.CARE_VERBS or (noun_class(a) == "child") == (noun_class(b) == "child")
     if people == 1 and not preposition:
         return lemma is None or lemma in lx.EITHER_WAY_VERBS
     return lemma not in lx.HUMAN_AGENT_VERBS
@@ -190,5 +190,7 @@ def swap_obj(doc) -> list[Candidate]:
                 continue
         elif not person(a) and {verb_a, verb_b} & lx.HUMAN_AGENT_VERBS:
             continue
+        elif (noun_class(a) == "child") != (noun_class(b) == "child") and {verb_a, verb_b} & lx.CARE_VERBS:
+            continue  # "a woman catches a young boy jumping": the boy would catch the woman
         emit(a, b, "subjects")
     return out
