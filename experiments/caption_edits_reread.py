@@ -72,7 +72,10 @@ def sample_command(args: argparse.Namespace) -> None:
     out = Path(args.out)
     refuse_existing([out / "key.json"], overwrite=False)
     out.mkdir(parents=True, exist_ok=True)
-    earlier = sorted(Path(args.exclude).glob("caption-edits-sample-*.md"))
+    folders = [Path(f) for f in args.exclude.split(",")]
+    earlier = sorted(
+        p for f in folders for pattern in ("caption-edits-sample-*.md", "sample-*.md") for p in f.glob(pattern)
+    )
     shown = read_captions(earlier)
     print(f"{len(shown)} captions shown in {len(earlier)} earlier sample files")
     dev = flickr8k_captions("dev", data_dir=args.data_dir)
@@ -85,7 +88,7 @@ def sample_command(args: argparse.Namespace) -> None:
     spare_captions = train[~train["caption"].isin(seen) & ~train["caption"].str.strip().isin(shown)]["caption"]
     spare = caption_edits(spare_captions, seed=args.seed)
     key = []
-    for kind in KINDS:
+    for kind in args.kinds.split(","):
         sample, source = draw(dev_edits, spare, kind, args.rows, args.sample_seed)
         nature = "a meaning-kept edit (paraphrase)" if kind == "paraphrase" else f"a near-miss edit of kind `{kind}`"
         lines = [
@@ -114,7 +117,8 @@ def summarise_command(args: argparse.Namespace) -> None:
     refuse_existing([out / "precision.md"], args.overwrite)
     meta = json.loads((out / "key.json").read_text())
     key = pd.DataFrame(meta["key"])
-    rows = pd.concat([verdicts(out / f"reading-{k}.md", key[key["kind"] == k]) for k in KINDS], ignore_index=True)
+    kinds = list(key["kind"].unique())
+    rows = pd.concat([verdicts(out / f"reading-{k}.md", key[key["kind"] == k]) for k in kinds], ignore_index=True)
     per_kind = precision_table(rows, "kind")
     per_kind["rows from dev"] = (
         rows.groupby("kind", sort=False)["split"].apply(lambda s: int((s == "dev").sum())).values
@@ -122,14 +126,15 @@ def summarise_command(args: argparse.Namespace) -> None:
     per_rule = rows.groupby(["kind", "rule"], sort=False).agg(rows=("correct", "size"), correct=("correct", "sum"))
     per_rule = per_rule.reset_index()
     wrong = rows[~rows["correct"]][["kind", "number", "rule", "note"]]
+    summary = " ".join(["python experiments/caption_edits_reread.py", *(a for a in sys.argv[1:] if a != "--overwrite")])
     report = [
-        "# Caption near-miss edits, second reading: precision of the rules as they are now",
+        "# Caption near-miss edits, read again: precision of the rules as they are now",
         "",
         f"Samples: `{meta['command']}` (edit seed {meta['seed']}, sample seed {meta['sample_seed']}; "
-        f"{meta['excluded']} captions shown in the first reading's sample files left out). Summary: "
-        "`python experiments/caption_edits_reread.py summarise`. Readers: assistant-model sessions that did not write "
-        "or see the rules, the code or the key, each given only `criteria.md` and its sample files; their verdicts "
-        "are in `reading-<kind>.md`. 95% intervals are Wilson score intervals.",
+        f"{meta['excluded']} captions shown in earlier sample files left out). Summary: `{summary}`. Readers: "
+        "assistant-model sessions that did not write or see the rules, the code or the key, each given only "
+        "`criteria.md` and its sample files; their verdicts are in `reading-<kind>.md`. 95% intervals are Wilson "
+        "score intervals.",
         "",
         table(per_kind),
         "",
@@ -153,7 +158,8 @@ def main() -> None:
     sample.add_argument("--rows", type=int, default=100, help="rows per kind")
     sample.add_argument("--seed", type=int, default=0, help="seed of the edits")
     sample.add_argument("--sample-seed", type=int, default=31415, help="seed of the reading samples")
-    sample.add_argument("--exclude", default=str(RESULTS), help="folder of the earlier caption-edits-sample-*.md")
+    sample.add_argument("--exclude", default=str(RESULTS), help="folders of earlier samples (comma-separated)")
+    sample.add_argument("--kinds", default=",".join(KINDS), help="kinds to draw (comma-separated)")
     sample.add_argument("--out", default=str(OUT))
     sample.add_argument("--data-dir", default=None, help="data folder (default: COMPVERIFY_DATA)")
     summarise = commands.add_parser("summarise", help="precision from the readings")
