@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+from readings import cell, table
 
 from pyterrier_compverify.datasets.flickr8k import flickr8k_captions
 from pyterrier_compverify.datasets.nearmiss import SUGARCREPE_CATEGORIES, sugarcrepe_items
@@ -42,16 +43,6 @@ def normalise(text: str) -> str:
     'a red big cat'
     """
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
-
-
-def cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def table(frame: pd.DataFrame) -> str:
-    lines = ["| " + " | ".join(map(str, frame.columns)) + " |", "|" + "---|" * len(frame.columns)]
-    lines += ["| " + " | ".join(cell(str(v)) for v in row) + " |" for row in frame.itertuples(index=False)]
-    return "\n".join(lines)
 
 
 def write_samples(

@@ -28,8 +28,8 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-from caption_edits import TUNING_SAMPLES, cell, table
-from readings import precision_table, verdicts
+from caption_edits import TUNING_SAMPLES
+from readings import cell, precision_table, second_readings, table, verdicts
 
 from pyterrier_compverify.datasets.flickr8k import flickr8k_captions
 from pyterrier_compverify.negatives.captions import KINDS, caption_edits
@@ -138,6 +138,7 @@ def summarise_command(args: argparse.Namespace) -> None:
         "",
         table(per_kind),
         "",
+        *second_readings(out, key, rows, "kind"),
         "## Per rule",
         "",
         table(per_rule),

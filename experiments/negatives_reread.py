@@ -27,8 +27,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-from caption_edits import cell, table
-from readings import agreement, precision_table, verdicts
+from readings import cell, precision_table, second_readings, table, verdicts
 
 from pyterrier_compverify.reporting import refuse_existing
 
@@ -107,18 +106,6 @@ def summarise_command(args: argparse.Namespace) -> None:
     )
     per_category = precision_table(first, "category")
     per_category["first reading (review)"] = [f"{FIRST_CORRECT[c]} / {FIRST_READ[c]}" for c in per_category["category"]]
-    seconds, agreements = [], []
-    for category in categories:
-        path = out / f"reading-{category}-second.md"
-        if path.exists():
-            second = verdicts(path, key[key["category"] == category])
-            seconds.append(second)
-            mine = first[first["category"] == category].set_index("number")["verdict"]
-            theirs = second.set_index("number")["verdict"].reindex(mine.index)
-            alike, kappa = agreement(mine, theirs)
-            both = int(((mine == "CORRECT") & (theirs == "CORRECT")).sum())
-            agreements.append({"category": category, "rows": len(mine), "alike": f"{alike:.1%}",
-                               "Cohen's kappa": round(kappa, 2), "CORRECT for both": both})  # fmt: skip
     per_rule = first.groupby(["category", "rule"], sort=False).agg(rows=("correct", "size"), correct=("correct", "sum"))
     wrong = first[~first["correct"]][["category", "number", "rule", "note"]]
     summary = " ".join(["python experiments/negatives_reread.py", *(a for a in sys.argv[1:] if a != "--overwrite")])
@@ -140,15 +127,7 @@ def summarise_command(args: argparse.Namespace) -> None:
         table(per_category),
         "",
     ]
-    if seconds:
-        report += [
-            "## Second reader",
-            "",
-            table(precision_table(pd.concat(seconds, ignore_index=True), "category")),
-            "",
-            table(pd.DataFrame(agreements)),
-            "",
-        ]
+    report += second_readings(out, key, first, "category")
     report += ["## Per rule", "", table(per_rule.reset_index()), "", "## WRONG rows", "", table(wrong), ""]
     (out / "precision.md").write_text("\n".join(report), encoding="utf-8")
     print("\n".join(report[:12]))

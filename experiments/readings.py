@@ -113,6 +113,47 @@ def precision_table(rows: pd.DataFrame, by: str) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def second_readings(folder: Path, key: pd.DataFrame, first: pd.DataFrame, by: str) -> list[str]:
+    """Markdown lines on the second readers (``reading-<value>-second.md`` in ``folder``, for each value of ``by`` in
+    ``key``): their precision table and their agreement with the first reading's :func:`verdicts` rows ``first``;
+    no lines where no second reader read."""
+    seconds, agreements = [], []
+    for value in key[by].unique():
+        path = Path(folder) / f"reading-{value}-second.md"
+        if not path.exists():
+            continue
+        second = verdicts(path, key[key[by] == value])
+        seconds.append(second)
+        mine = first[first[by] == value].set_index("number")["verdict"]
+        theirs = second.set_index("number")["verdict"].reindex(mine.index)
+        alike, kappa = agreement(mine, theirs)
+        both = int(((mine == "CORRECT") & (theirs == "CORRECT")).sum())
+        agreements.append({by: value, "rows": len(mine), "alike": f"{alike:.1%}", "Cohen's kappa": round(kappa, 2),
+                           "CORRECT for both": both})  # fmt: skip
+    if not seconds:
+        return []
+    return [
+        "## Second reader",
+        "",
+        table(precision_table(pd.concat(seconds, ignore_index=True), by)),
+        "",
+        table(pd.DataFrame(agreements)),
+        "",
+    ]
+
+
+def cell(text: str) -> str:
+    """A markdown table cell: "|" escaped, line breaks flattened."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def table(frame: pd.DataFrame) -> str:
+    """A frame as a markdown table (:func:`cell` for each value)."""
+    lines = ["| " + " | ".join(map(str, frame.columns)) + " |", "|" + "---|" * len(frame.columns)]
+    lines += ["| " + " | ".join(cell(str(v)) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join(lines)
+
+
 def reading_study(doc: str, out: Path, sample: Callable, summarise: Callable, add_options=None) -> None:
     """The command line of a reading study: ``sample`` writes ``sample.md`` and ``key.json`` into ``--out`` for
     the reader, ``summarise`` reads their ``reading.md`` into ``summary.{md,json}``. Each stage refuses its existing

@@ -32,8 +32,10 @@ from pathlib import Path
 from pyterrier_compverify.reporting import refuse_existing
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from caption_edits import cell  # noqa: E402  (a table cell: pipes escaped)
-from readings import wilson  # noqa: E402
+from readings import (
+    cell,  # noqa: E402  (a table cell: pipes escaped)
+    wilson,  # noqa: E402
+)
 
 OUT = "experiments/results/reworded-negations"
 
