@@ -70,7 +70,8 @@ def draw(dev: pd.DataFrame, spare: pd.DataFrame, kind: str, rows: int, seed: int
 
 def sample_command(args: argparse.Namespace) -> None:
     out = Path(args.out)
-    refuse_existing([out / "key.json"], overwrite=False)
+    if (out / "key.json").exists():  # its rows may have been read: never drawn again over them
+        raise SystemExit(f"{out / 'key.json'}: already drawn (its rows may have been read); choose another --out")
     out.mkdir(parents=True, exist_ok=True)
     folders = [Path(f) for f in args.exclude.split(",")]
     earlier = sorted(

@@ -61,7 +61,8 @@ def shown_sentences(path: Path) -> set[str]:
 
 def sample_command(args: argparse.Namespace) -> None:
     out = Path(args.out)
-    refuse_existing([out / "key.json"], overwrite=False)
+    if (out / "key.json").exists():  # its rows may have been read: never drawn again over them
+        raise SystemExit(f"{out / 'key.json'}: already drawn (its rows may have been read); choose another --out")
     if not (out / "criteria.md").exists():
         raise SystemExit(f"{out / 'criteria.md'}: write the criteria before the draw")
     path = Path(args.table)

@@ -121,6 +121,7 @@ GUARDED = [
     ("experiments/capretrieval_errors.py", ["sample"]),
     ("experiments/capretrieval_errors.py", ["summarise"]),
     ("experiments/caption_edits.py", []),
+    ("experiments/caption_edits_reread.py", ["summarise"]),
     ("experiments/chinese_bm25.py", []),
     ("experiments/condaqa_contrast.py", []),
     ("experiments/condaqa_errors.py", ["sample"]),
@@ -153,6 +154,26 @@ GUARDED = [
     ("benchmarks/verifier_training.py", []),
     ("benchmarks/query_once.py", []),
 ]
+
+
+@pytest.mark.parametrize(
+    "script,argv",
+    [
+        ("experiments/caption_edits_reread.py", ["sample"]),
+        ("experiments/negatives_reread.py", ["sample", "table.jsonl"]),
+    ],
+)
+def test_a_drawn_reading_sample_is_never_drawn_again(script, argv, monkeypatch):
+    import runpy
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(root)
+    monkeypatch.syspath_prepend(str(root / Path(script).parent))
+    monkeypatch.setattr(sys, "argv", [script, *argv])
+    with pytest.raises(SystemExit, match="already drawn"):
+        runpy.run_path(str(root / script), run_name="__main__")
 
 
 @pytest.mark.parametrize("script,argv", GUARDED, ids=[" ".join([s, *a][:2]) for s, a in GUARDED])
