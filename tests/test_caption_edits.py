@@ -60,6 +60,8 @@ def edits_of():
         ("paraphrase", "A brown dog jumps a hurdle .", "A brown dog leaps a hurdle .", "paraphrase/synonym"),
         ("paraphrase", "A man rides a mountain bike .", "A man rides a mountain bicycle .", "paraphrase/synonym"),
         ("paraphrase", "A little dog is running .", "A small dog is running .", "paraphrase/synonym"),
+        ("spatial", "A dog stands in front of a car .", "A dog stands behind a car .", "spatial/front-behind"),
+        ("replace_rel", "A boy throws a ball .", "A boy catches a ball .", "replace_rel/verb"),
     ],
 )
 def test_each_kind(edits_of, kind, caption, expected, rule):
@@ -104,6 +106,35 @@ def test_each_kind(edits_of, kind, caption, expected, rule):
             "A young boy catches a woman jumping into the pool .",
         ),
         ("swap_obj", "Two oxen are pulling a person .", "A person are pulling two oxen ."),  # agreement
+        (
+            "spatial",
+            "The traveller pauses in front of the mountain view .",
+            "The traveller pauses behind the mountain view .",
+        ),
+        ("spatial", "A boy begins to slide down a water slide .", "A boy begins to slide up a water slide ."),
+        ("spatial", "People sit on the grass under cherry trees .", "People sit on the grass in cherry trees ."),
+        ("spatial", "The boy is riding on a toy truck .", "The boy is riding under a toy truck ."),
+        ("spatial", "A man driving a four-wheeler off-road .", "A man driving a four-wheeler onto-road ."),
+        ("spatial", "A young boy falling down into the snow .", "A young boy falling down out of the snow ."),
+        ("add_obj", "A young man plays the trumpet .", "A young man plays the trumpet and a saxophone ."),
+        ("add_obj", "The child is on a wooden rocking horse .", "The child is on a wooden rocking horse and a cow ."),
+        ("add_obj", "A man stands alone near a fence .", "A man and a boy stand alone near a fence ."),
+        ("replace_rel", "The girl plays a guitar while singing .", "The girl plays a guitar while dancing ."),  # both
+        (
+            "replace_rel",
+            "Two men are standing and sitting on a hill .",
+            "Two men are standing and standing on a hill .",
+        ),
+        (
+            "replace_rel",
+            "A man is pulling tricks on his rollerblades .",
+            "A man is pushing tricks on his rollerblades .",
+        ),
+        ("replace_rel", "A man wearing a backwards baseball cap .", "A man holding a backwards baseball cap ."),
+        ("replace_rel", "A cyclist passes the sign that reads STOP .", "A cyclist passes the sign that writes STOP ."),
+        ("replace_rel", "A black dog catches a tennis ball .", "A black dog throws a tennis ball ."),
+        ("replace_rel", "A woman is walking on a rope by a lake .", "A woman is running on a rope by a lake ."),
+        ("replace_rel", "The boy learns how to ride a bike .", "The boy learns how to push a bike ."),
     ],
 )
 def test_implausible_edits_are_not_made(edits_of, kind, caption, not_expected):

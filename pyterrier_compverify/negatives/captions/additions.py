@@ -110,8 +110,12 @@ def add_obj(doc) -> list[Candidate]:
         found = object_group(noun)
         if found is None or found[0] not in ("people", "animal", "thing"):
             continue
-        if noun.dep_ == "dobj" and verb_lemma(noun.head) in ("ride", "sit", "wear", "drive"):
-            continue
+        if noun.dep_ == "dobj" and verb_lemma(noun.head) in ("ride", "sit", "wear", "drive", "play", "kick"):
+            continue  # one plays a trumpet, not a trumpet and a saxophone at once; one kicks one ball
+        if noun.dep_ == "pobj" and noun.head.lower_ == "on" and noun.head.head.pos_ in ("AUX", "VERB", "NOUN"):
+            continue  # "on a rocking horse and a cow", "cowboys on horses and a donkey": a seat is one thing
+        if found[0] == "people" and any(t.lower_ in ("alone", "lone", "solo", "one", "each") for t in doc):
+            continue  # "stands alone", "one orange one blue": the count is fixed
         if found[0] == "thing" and noun.dep_ != "dobj":
             continue
         group, key, targets = found

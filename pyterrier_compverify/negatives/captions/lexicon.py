@@ -183,7 +183,7 @@ SPORT_HEADS = _words("ball game match player team uniform jersey court field pra
 # lemma -> replacements; "transitive" ones need a direct object of the listed classes
 INTRANSITIVE_SWAPS = _pairs(
     "sit:stand stand:sit lie:sit lay:sit kneel:stand crouch:stand squat:stand run:walk walk:run jog:walk "
-    "swim:wade sleep:sit smile:frown laugh:cry cry:laugh dance:sing sing:dance float:sink win:lose lose:win",
+    "swim:wade sleep:sit smile:frown laugh:cry cry:laugh float:sink win:lose lose:win",
     both=False,
 )
 TRANSITIVE_SWAPS = {  # lemma -> [(replacement, object classes or None for any non-living object)]
@@ -214,6 +214,10 @@ TRANSITIVE_SWAPS = {  # lemma -> [(replacement, object classes or None for any n
     "follow": [("lead", "living")],
     "lead": [("follow", "living")],
 }
+# objects that make a fixed phrase with their verb ("pulling tricks", "pulls a face", "pops a wheelie")
+FIXED_OBJECTS = _words("trick tricks stunt stunts face faces wheelie wheelies pose poses")
+# what one walks along but cannot run along ("walking on a rope")
+NARROW_WALKS = _words("rope tightrope wire slackline beam line")
 # their object may not become an adult, and a child may not do them to an adult
 CARRY_VERBS = _words("hold carry lift feed cradle hug push throw toss flip swing place put set lay drop pick")
 # what an adult does to a child, rarely the other way round ("the lady catches the toddler", "a man raising a boy")
@@ -251,6 +255,11 @@ UP_DOWN_VERBS = _words(
 FLAT_PATHS = _words(
     "street road sidewalk path trail lane hallway aisle alley block track runway beach field avenue pavement "
     "boardwalk walkway driveway corridor line"
+)
+# a backdrop a person stands in front of and cannot be behind ("in front of the mountain view", "... of the ocean")
+BACKDROPS = _words(
+    "view views mountain mountains sky ocean sea lake sunset skyline horizon background scenery landscape waterfall "
+    "cliff cliffs"
 )
 BARRIERS = _words("fence bar rope net log pole hurdle barrier gate obstacle arch bridge branch")
 

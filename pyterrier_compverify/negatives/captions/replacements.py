@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from . import lexicon as lx
-from .shared import NOUN_TAGS, Candidate, fits, make_edit, object_group, simple_adjective
+from .shared import NOUN_TAGS, Candidate, agent_of, fits, make_edit, object_group, simple_adjective
 from .words import (
     Changes,
     child,
@@ -140,6 +140,24 @@ def _object_fits(required, obj) -> bool:
     return noun_class(obj) == required
 
 
+def _fixed_use(verb, lemma: str, obj) -> bool:
+    """Whether the verb is used in a way its swap would not fit: a fixed phrase ("pulling tricks"), a thing that
+    reads ("a sign that reads"), an animal that catches (it does not throw), a cap worn backwards, a rope walked on,
+    or riding that is learnt or taught ("learns how to ride a bike")."""
+    agent = agent_of(verb)
+    if obj is not None and (
+        obj.lower_ in lx.FIXED_OBJECTS or any(c.lower_.startswith("backward") for c in obj.children)
+    ):
+        return True
+    if lemma == "read" and agent is not None and not living(agent):
+        return True
+    if lemma == "catch" and agent is not None and noun_class(agent) == "animal":
+        return True
+    if lemma == "walk" and any(noun_lemma(t.lower_) in lx.NARROW_WALKS for t in verb.subtree if t.dep_ == "pobj"):
+        return True
+    return lemma == "ride" and verb.dep_ == "xcomp" and verb_lemma(verb.head) in ("learn", "teach")
+
+
 def replace_rel(doc) -> list[Candidate]:
     """A relation becomes another one: sitting -> standing, throws -> catches, next to -> far from."""
     out = []
@@ -150,6 +168,8 @@ def replace_rel(doc) -> list[Candidate]:
         if lemma is None or verb.tag_ == "VBN":
             continue
         obj = child(verb, "dobj")
+        if _fixed_use(verb, lemma, obj):
+            continue
         options = []
         if lemma in lx.INTRANSITIVE_SWAPS and obj is None:
             options = lx.INTRANSITIVE_SWAPS[lemma]
@@ -161,8 +181,11 @@ def replace_rel(doc) -> list[Candidate]:
             options = [new for new, required in lx.TRANSITIVE_SWAPS[lemma] if _object_fits(required, obj)]
             if any(c.dep_ == "prep" and c.lower_ == "in" for c in verb.rights):
                 options = [o for o in options if o != "drop"]
+        present = {verb_lemma(t) for t in doc if t.pos_ == "VERB"} | {t.lower_ for t in doc}
         for new in options:
             form = verb_form(new, verb.tag_)
+            if new in present or (form and form.lower() in present):  # "standing and sitting": not "and standing"
+                continue
             if form:
                 changes: Changes = {}
                 put(changes, verb, form)

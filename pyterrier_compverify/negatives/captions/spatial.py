@@ -43,6 +43,8 @@ def spatial(doc) -> list[Candidate]:
                 put(changes, t, "right" if word == "left" else "left")
                 emit(changes, "left-right")
         elif word in ("up", "down") and prev != "upside" and nxt not in ("to", "and", "at"):
+            if any(x.pos_ == "NOUN" and noun_lemma(x.lower_) == "slide" for x in doc):  # one goes down a slide
+                continue
             obj = _pobj_lemma(t)
             if t.dep_ == "prep" and obj is not None:
                 ok = obj in lx.SLOPES and obj not in lx.FLAT_PATHS
@@ -58,18 +60,26 @@ def spatial(doc) -> list[Candidate]:
             fix_article(changes, doc, t.i, _SWAP_WORDS[word])
             emit(changes, "up-down")
         elif word == "front" and prev == "in" and nxt == "of" and child(doc[t.i + 1], "pobj") is not None:
+            if _pobj_lemma(doc[t.i + 1]) in lx.BACKDROPS:  # "in front of the ocean": not behind it
+                continue
             replace_span(changes, doc, t.i - 1, t.i + 2, "behind")
             emit(changes, "front-behind")
         elif word == "behind" and t.dep_ == "prep" and child(t, "pobj") is not None:
             put(changes, t, "in front of")
             emit(changes, "front-behind")
         elif word == "on" and t.dep_ == "prep" and _pobj_lemma(t) in lx.UNDER_OK - {"tree"}:
+            if verb_lemma(t.head) == "ride":  # "riding on a toy truck": not under it
+                continue
             put(changes, t, "under")
             emit(changes, "on-under")
         elif word in ("under", "underneath", "beneath") and t.dep_ == "prep" and _pobj_lemma(t) in lx.UNDER_OK:
-            put(changes, t, "in" if _pobj_lemma(t) == "tree" else "on")
+            if _pobj_lemma(t) == "tree":  # "sitting on the grass under the trees": "in the trees" is no opposite
+                continue
+            put(changes, t, "on")
             emit(changes, "on-under")
         elif word == "into" and t.dep_ == "prep" and _pobj_lemma(t) in lx.CONTAINERS and _moving(t.head):
+            if verb_lemma(t.head) == "fall" and _pobj_lemma(t) in lx.TERRAIN:  # "falling out of the snow"
+                continue
             put(changes, t, "out of")
             emit(changes, "into-out-of")
         elif word == "out" and nxt == "of" and _pobj_lemma(doc[t.i + 1]) in lx.CONTAINERS and _moving(t.head):
@@ -78,7 +88,13 @@ def spatial(doc) -> list[Candidate]:
         elif word == "onto" and t.dep_ == "prep" and child(t, "pobj") is not None and _moving(t.head):
             put(changes, t, "off")
             emit(changes, "onto-off")
-        elif word == "off" and t.dep_ == "prep" and _pobj_lemma(t) not in (None, "leash") and _moving(t.head):
+        elif (
+            word == "off"
+            and nxt != "-"
+            and t.dep_ == "prep"
+            and _pobj_lemma(t) not in (None, "leash", "ramp")
+            and _moving(t.head)
+        ):  # "off-road"
             put(changes, t, "onto")
             emit(changes, "onto-off")
         elif (
