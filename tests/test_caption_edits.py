@@ -135,6 +135,10 @@ def test_each_kind(edits_of, kind, caption, expected, rule):
         ("replace_rel", "A black dog catches a tennis ball .", "A black dog throws a tennis ball ."),
         ("replace_rel", "A woman is walking on a rope by a lake .", "A woman is running on a rope by a lake ."),
         ("replace_rel", "The boy learns how to ride a bike .", "The boy learns how to push a bike ."),
+        # "half" (a nummod in the parse) is no number: "man" stays singular, and its verb is not left unagreed
+        ("add_obj", "A half naked man pushes against a tree .", "A half naked man and a woman pushes against a tree ."),
+        ("add_obj", "A small dog catches a ball .", "A small dog catches a ball and a frisbee ."),  # one at a time
+        ("add_obj", "A man falls off a surfboard .", "A man and a woman fall off a surfboard ."),
     ],
 )
 def test_implausible_edits_are_not_made(edits_of, kind, caption, not_expected):

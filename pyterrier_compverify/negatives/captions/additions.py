@@ -110,8 +110,8 @@ def add_obj(doc) -> list[Candidate]:
         found = object_group(noun)
         if found is None or found[0] not in ("people", "animal", "thing"):
             continue
-        if noun.dep_ == "dobj" and verb_lemma(noun.head) in ("ride", "sit", "wear", "drive", "play", "kick"):
-            continue  # one plays a trumpet, not a trumpet and a saxophone at once; one kicks one ball
+        if noun.dep_ == "dobj" and verb_lemma(noun.head) in lx.ONE_OBJECT_VERBS:
+            continue  # one plays a trumpet, not a trumpet and a saxophone at once; a dog catches one ball
         if noun.dep_ == "pobj" and noun.head.lower_ == "on" and noun.head.head.pos_ in ("AUX", "VERB", "NOUN"):
             continue  # "on a rocking horse and a cow", "cowboys on horses and a donkey": a seat is one thing
         if found[0] == "people" and any(t.lower_ in ("alone", "lone", "solo", "one", "each") for t in doc):
@@ -138,6 +138,6 @@ def _shared_single_thing(subject) -> bool:
         return False
     for t in verb.subtree:
         single = t.tag_ == "NN" and t.dep_ in ("dobj", "pobj") and not living(t) and concrete(t)
-        if single and (t.dep_ == "dobj" or noun_class(t) == "vehicle" or t.head.lower_ in ("on", "with")):
+        if single and (t.dep_ == "dobj" or noun_class(t) == "vehicle" or t.head.lower_ in ("on", "with", "off")):
             return True
     return False

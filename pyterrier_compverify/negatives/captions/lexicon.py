@@ -222,6 +222,8 @@ NARROW_WALKS = _words("rope tightrope wire slackline beam line")
 CARRY_VERBS = _words("hold carry lift feed cradle hug push throw toss flip swing place put set lay drop pick")
 # what an adult does to a child, rarely the other way round ("the lady catches the toddler", "a man raising a boy")
 CARE_VERBS = CARRY_VERBS | _words("catch raise pull drag tow teach help lead guide bathe dress")
+# verbs done to one object at a time: "plays the trumpet", "catches a ball", "serves the ball" get no second object
+ONE_OBJECT_VERBS = _words("ride sit wear drive play kick catch serve swing hit fetch retrieve bite")
 ONE_WAY_VERBS = _words("herd")  # a dog herds sheep, a cow does not herd a dog
 # things one person rides, sits on or plays at a time: "two men sit on a chair", "a woman plays two violins"
 SINGLE_USER_THINGS = _words(

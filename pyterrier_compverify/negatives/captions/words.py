@@ -139,7 +139,7 @@ def is_plural(token) -> bool:
     """A plural tag, a plural-only word, or a count above one ("two oxen", which the tagger may call singular)."""
     if token.tag_ in ("NNS", "NNPS") or token.lower_ in lx.PLURAL_ONLY or token.lower_ == "people":
         return True
-    return any(c.dep_ == "nummod" and c.lower_ not in ("one", "1") for c in token.children)
+    return any(c.dep_ == "nummod" and c.like_num and c.lower_ not in ("one", "1") for c in token.children)
 
 
 _THING_LEXNAMES = {"noun.artifact", "noun.act", "noun.event", "noun.object", "noun.substance", "noun.plant"}
