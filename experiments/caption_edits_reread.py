@@ -74,9 +74,8 @@ def sample_command(args: argparse.Namespace) -> None:
         raise SystemExit(f"{out / 'key.json'}: already drawn (its rows may have been read); choose another --out")
     out.mkdir(parents=True, exist_ok=True)
     folders = [Path(f) for f in args.exclude.split(",")]
-    earlier = sorted(
-        p for f in folders for pattern in ("caption-edits-sample-*.md", "sample-*.md") for p in f.glob(pattern)
-    )
+    patterns = ("caption-edits-sample-*.md", "sample-*.md", "caption-edits-*/sample-*.md")  # every earlier reading
+    earlier = sorted({p for f in folders for pattern in patterns for p in f.glob(pattern)})
     shown = read_captions(earlier)
     print(f"{len(shown)} captions shown in {len(earlier)} earlier sample files")
     dev = flickr8k_captions("dev", data_dir=args.data_dir)
@@ -160,7 +159,11 @@ def main() -> None:
     sample.add_argument("--rows", type=int, default=100, help="rows per kind")
     sample.add_argument("--seed", type=int, default=0, help="seed of the edits")
     sample.add_argument("--sample-seed", type=int, default=31415, help="seed of the reading samples")
-    sample.add_argument("--exclude", default=str(RESULTS), help="folders of earlier samples (comma-separated)")
+    sample.add_argument(
+        "--exclude",
+        default=str(RESULTS),
+        help="folders of earlier samples (comma-separated; their caption-edits-*/ subfolders too)",
+    )
     sample.add_argument("--kinds", default=",".join(KINDS), help="kinds to draw (comma-separated)")
     sample.add_argument("--out", default=str(OUT))
     sample.add_argument("--data-dir", default=None, help="data folder (default: COMPVERIFY_DATA)")

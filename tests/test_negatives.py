@@ -149,6 +149,11 @@ def test_binding_leaves_terms_likeness_and_near_synonyms(gen, sentence):
     assert "binding/swap-amod" not in outputs(gen, sentence, "binding").values()
 
 
+def test_binding_keeps_a_material_compound_as_host(gen):
+    found = outputs(gen, "The heavy steel door hit the small wooden box.", "binding")
+    assert "The small steel door hit the heavy wooden box." in found
+
+
 def test_binding_never_moves_an_adjective_beside_one_of_its_kind_or_its_opposite(gen):
     def swaps(sentence):
         return sorted(s for s, rule in outputs(gen, sentence, "binding").items() if rule == "binding/swap-amod")
@@ -335,6 +340,8 @@ def test_binding_respectively_binds_the_list_before_it(gen):
         ("Properties below the curie point are treated.", "Properties above the curie point are treated."),
         ("A dose of 200 mg/kg or above raised cholesterol.", "A dose of 200 mg/kg or below raised cholesterol."),
         ("The lamp over the bed is bright.", "The lamp under the bed is bright."),  # a thing placed by a thing
+        ("The lamp was over the bed.", "The lamp was under the bed."),  # "be" with a physical subject
+        ("The wires were placed under the control panel.", "The wires were placed over the control panel."),
     ],
 )
 def test_spatial(gen, sentence, expected):

@@ -112,9 +112,12 @@ DIRECTION_ADJECTIVES = set(
 SIDE_NOUNS = {"side", "turn", "margin", "column", "half", "lane", "wing", "bank", "corner", "edge"}
 # "right" in a fixed term of geometry or astronomy, not a side ("a right angle", "right ascension")
 RIGHT_TERMS = {"angle", "angles", "angled", "triangle", "triangles", "ascension", "circular"}
-# "under" these is "subjected to" them, not beneath them ("a plate under a uniform load", "under axial compression")
-UNDER_CONDITIONS = set(
-    "load loading pressure stress strain tension compression torsion bending shear force impact heating cooling "
+# "under" these is "subjected to" them, not beneath them ("a plate under a uniform load", "under axial compression");
+# a force before another noun too ("under force systems"), not any modifier ("under the test bench" is a place)
+UNDER_FORCES = set(
+    "load loading pressure stress strain tension compression torsion bending shear force impact heating cooling".split()
+)
+UNDER_CONDITIONS = UNDER_FORCES | set(
     "vacuum condition assumption influence action control consideration investigation study test review "
     "development construction treatment observation way attack excitation irradiation field system".split()
 )

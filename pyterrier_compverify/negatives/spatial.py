@@ -16,6 +16,7 @@ from .lexicon import (
     SIDE_NOUNS,
     TIME_WORDS,
     UNDER_CONDITIONS,
+    UNDER_FORCES,
 )
 from .spans import match_case, render, replace_span
 
@@ -45,7 +46,9 @@ def _over_under_ok(token) -> bool:
     pobj = next((c for c in token.children if c.dep_ == "pobj"), None)
     if pobj is None or pobj.ent_type_ in ("DATE", "TIME") or pobj.lemma_.lower() in TIME_WORDS:
         return False
-    if token.lower_ == "under" and any(w.lemma_.lower() in UNDER_CONDITIONS for w in (pobj, *pobj.lefts)):
+    if token.lower_ == "under" and (
+        pobj.lemma_.lower() in UNDER_CONDITIONS or any(w.lemma_.lower() in UNDER_FORCES for w in pobj.lefts)
+    ):
         return False
     if token.lower_ == "over" and _spread_along(token):
         return False
@@ -55,8 +58,11 @@ def _over_under_ok(token) -> bool:
 
 
 def _places(head) -> bool:
-    """Whether the word a preposition attaches to places something: a verb of motion or position, or a physical
-    thing."""
+    """Whether the word a preposition attaches to places something: a verb of motion or position, a physical thing,
+    or "be" with a physical subject."""
+    if head.pos_ in ("VERB", "AUX") and head.lemma_.lower() == "be":  # "the lamp was over the bed"
+        subject = next((c for c in head.children if c.dep_ == "nsubj"), None)
+        return subject is not None and _physical(subject)
     if head.pos_ in ("VERB", "AUX"):
         return head.lemma_.lower() in MOTION_VERBS | POSITION_VERBS
     return head.pos_ in ("NOUN", "PROPN") and _physical(head)

@@ -256,9 +256,10 @@ def _lands_beside_its_kind(moved, staying: list) -> bool:
 
 def swap_amod(doc, collocations: Collocations | None = None) -> list[Candidate]:
     """Swap one adjective of a noun with one of another noun of the same clause."""
-    # a noun that modifies another ("high speed entry", "high gas temperatures") lends its adjective to the term
-    nouns = [t for t in doc if t.pos_ == "NOUN" and t.dep_ != "compound" and not _only_verb(t)]
-    modifiers = {t.i: _modifiers(t, collocations) for t in nouns}
+    # a noun that modifies another ("high speed entry", "high gas temperatures") lends its adjective to the term;
+    # a material stays a host ("the heavy steel door")
+    hosts = [t for t in doc if t.pos_ == "NOUN" and (t.dep_ != "compound" or t.lower_ in MATERIALS)]
+    modifiers = {t.i: _modifiers(t, collocations) for t in hosts if not _only_verb(t)}
     nouns = [doc[i] for i, found in modifiers.items() if found and doc[i].lemma_.lower() not in QUANTITIES]
     out = []
     for a, noun1 in enumerate(nouns):

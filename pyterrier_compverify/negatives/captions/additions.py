@@ -112,9 +112,9 @@ def add_obj(doc) -> list[Candidate]:
             continue
         if noun.dep_ == "dobj" and verb_lemma(noun.head) in lx.ONE_OBJECT_VERBS:
             continue  # one plays a trumpet, not a trumpet and a saxophone at once; a dog catches one ball
-        if noun.dep_ == "pobj" and noun.head.lower_ == "on" and noun.head.head.pos_ in ("AUX", "VERB", "NOUN"):
+        if noun.dep_ == "pobj" and noun.head.lower_ == "on" and _seated(noun.head.head):
             continue  # "on a rocking horse and a cow", "cowboys on horses and a donkey": a seat is one thing
-        if found[0] == "people" and any(t.lower_ in ("alone", "lone", "solo", "one", "each") for t in doc):
+        if found[0] == "people" and (any(_counted(t) for t in doc) or sum(t.lower_ == "one" for t in doc) > 1):
             continue  # "stands alone", "one orange one blue": the count is fixed
         if found[0] == "thing" and noun.dep_ != "dobj":
             continue
@@ -129,6 +129,20 @@ def add_obj(doc) -> list[Candidate]:
                 continue
             out.append(make_edit(doc, changes, "add_obj", group))
     return out
+
+
+def _seated(word) -> bool:
+    """Whether "on" after ``word`` says where someone sits or rides: after a person or animal ("cowboys on horses")
+    or a verb of being, sitting or riding ("is on a rocking horse"), not "jumps on a man"."""
+    if word.pos_ in ("NOUN", "PROPN"):
+        return living(word)
+    return word.pos_ in ("AUX", "VERB") and verb_lemma(word) in ("be", "sit", "ride", "stand", "lie", "perch")
+
+
+def _counted(token) -> bool:
+    """Whether a word fixes how many people there are: alone, lone, solo, each, or "one" as a pronoun ("one of
+    them"; not "stands on one leg"; two "one"s, "one orange one blue", count too)."""
+    return token.lower_ in ("alone", "lone", "solo", "each") or (token.lower_ == "one" and token.dep_ != "nummod")
 
 
 def _shared_single_thing(subject) -> bool:

@@ -78,6 +78,19 @@ def _uses_a_single_thing(noun) -> bool:
     return any(t is not None and not is_plural(t) and noun_lemma(t.lower_) in lx.SINGLE_USER_THINGS for t in things)
 
 
+def _with_a_partner(noun) -> bool:
+    """Whether the noun does something that needs a partner and has none named ("two dogs wrestle", "two people
+    embracing"; not "two women hug a man"): its verb (or a participle after it, or a verb misparsed as its head
+    noun) is one of ``PARTNER_VERBS`` without an object."""
+    doers = [c for c in noun.children if c.dep_ == "acl"]
+    if noun.dep_ in ("nsubj", "compound"):
+        doers.append(noun.head)
+    return any(
+        (verb_lemma(v) if v.pos_ == "VERB" else v.lower_) in lx.PARTNER_VERBS and child(v, "dobj") is None
+        for v in doers
+    )
+
+
 _PLURAL_ONLY_WORDS = frozenset("they them their themselves each both together other another between among".split())
 
 
@@ -105,7 +118,7 @@ def count(doc) -> list[Candidate]:
             singular = noun_lemma(noun.lower_)
             if (
                 plural_noun(singular) == noun.lower_
-                and not any(t.lower_ in lx.PARTNER_VERBS for t in doc)  # "one dog is wrestling": with whom?
+                and not _with_a_partner(noun)  # "one dog is wrestling": with whom?
                 and child(noun, "conj", "cc") is None
                 and noun.dep_ != "conj"
                 and not any(t.lower_ in _PLURAL_ONLY_WORDS for t in doc)

@@ -217,7 +217,7 @@ TRANSITIVE_SWAPS = {  # lemma -> [(replacement, object classes or None for any n
 # objects that make a fixed phrase with their verb ("pulling tricks", "pulls a face", "pops a wheelie")
 FIXED_OBJECTS = _words("trick tricks stunt stunts face faces wheelie wheelies pose poses")
 # what one walks along but cannot run along ("walking on a rope")
-NARROW_WALKS = _words("rope tightrope wire slackline beam line")
+NARROW_WALKS = _words("rope tightrope wire slackline beam")
 # their object may not become an adult, and a child may not do them to an adult
 CARRY_VERBS = _words("hold carry lift feed cradle hug push throw toss flip swing place put set lay drop pick")
 # what an adult does to a child, rarely the other way round ("the lady catches the toddler", "a man raising a boy")
@@ -238,7 +238,8 @@ BALLS = _words("ball balls football soccerball basketball volleyball frisbee")
 SYMMETRIC_VERBS = _words(
     "hug kiss embrace fight wrestle meet marry greet face play race join accompany battle box spar"
 )
-PARTNER_VERBS = _words("hug hugging kiss kissing embrace fight fighting wrestle wrestling spar sparring box boxing")
+# verbs that need a partner (lemmas, and forms a tagger may read as nouns): "one dog is wrestling" has none
+PARTNER_VERBS = _words("hug hugging kiss kissing embrace embracing fight fighting wrestle wrestling spar sparring")
 EITHER_WAY_VERBS = _words("chase follow watch approach push pull splash spray kick look stare smile point wave")
 HUMAN_AGENT_VERBS = _words(
     "hold carry lift feed photograph help teach pet walk lead ride train brush wash dress groom throw catch pat "

@@ -153,7 +153,8 @@ def _fixed_use(verb, lemma: str, obj) -> bool:
         return True
     if lemma == "catch" and agent is not None and noun_class(agent) == "animal":
         return True
-    if lemma == "walk" and any(noun_lemma(t.lower_) in lx.NARROW_WALKS for t in verb.subtree if t.dep_ == "pobj"):
+    along = [child(p, "pobj") for p in verb.children if p.dep_ == "prep" and p.lower_ in ("on", "along", "across")]
+    if lemma == "walk" and any(t is not None and noun_lemma(t.lower_) in lx.NARROW_WALKS for t in along):
         return True
     return lemma == "ride" and verb.dep_ == "xcomp" and verb_lemma(verb.head) in ("learn", "teach")
 
@@ -181,7 +182,8 @@ def replace_rel(doc) -> list[Candidate]:
             options = [new for new, required in lx.TRANSITIVE_SWAPS[lemma] if _object_fits(required, obj)]
             if any(c.dep_ == "prep" and c.lower_ == "in" for c in verb.rights):
                 options = [o for o in options if o != "drop"]
-        present = {verb_lemma(t) for t in doc if t.pos_ == "VERB"} | {t.lower_ for t in doc}
+        present = {verb_lemma(t) for t in doc if t.pos_ == "VERB"}
+        present |= {t.lower_ for t in doc if t.tag_.startswith("VB") or t.lower_.endswith("ing")}
         for new in options:
             form = verb_form(new, verb.tag_)
             if new in present or (form and form.lower() in present):  # "standing and sitting": not "and standing"
