@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 from caption_edits import TUNING_SAMPLES
-from readings import cell, precision_table, second_readings, table, verdicts
+from readings import cell, first_readings, precision_table, second_readings, table
 
 from pyterrier_compverify.datasets.flickr8k import flickr8k_captions
 from pyterrier_compverify.negatives.captions import KINDS, caption_edits
@@ -115,10 +115,7 @@ def sample_command(args: argparse.Namespace) -> None:
 def summarise_command(args: argparse.Namespace) -> None:
     out = Path(args.out)
     refuse_existing([out / "precision.md"], args.overwrite)
-    meta = json.loads((out / "key.json").read_text())
-    key = pd.DataFrame(meta["key"])
-    kinds = list(key["kind"].unique())
-    rows = pd.concat([verdicts(out / f"reading-{k}.md", key[key["kind"] == k]) for k in kinds], ignore_index=True)
+    meta, key, rows = first_readings(out, "kind")
     per_kind = precision_table(rows, "kind")
     per_kind["rows from dev"] = (
         rows.groupby("kind", sort=False)["split"].apply(lambda s: int((s == "dev").sum())).values

@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-from readings import cell, precision_table, second_readings, table, verdicts
+from readings import cell, first_readings, precision_table, second_readings, table
 
 from pyterrier_compverify.reporting import refuse_existing
 
@@ -99,12 +99,7 @@ def sample_command(args: argparse.Namespace) -> None:
 def summarise_command(args: argparse.Namespace) -> None:
     out = Path(args.out)
     refuse_existing([out / "precision.md"], args.overwrite)
-    meta = json.loads((out / "key.json").read_text())
-    key = pd.DataFrame(meta["key"])
-    categories = list(key["category"].unique())
-    first = pd.concat(
-        [verdicts(out / f"reading-{c}.md", key[key["category"] == c]) for c in categories], ignore_index=True
-    )
+    meta, key, first = first_readings(out, "category")
     per_category = precision_table(first, "category")
     per_category["first reading (review)"] = [f"{FIRST_CORRECT[c]} / {FIRST_READ[c]}" for c in per_category["category"]]
     per_rule = first.groupby(["category", "rule"], sort=False).agg(rows=("correct", "size"), correct=("correct", "sum"))

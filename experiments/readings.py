@@ -90,6 +90,15 @@ def verdicts(path: Path, wanted: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def first_readings(folder: Path, by: str) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
+    """(``folder/key.json``'s contents, its ``key`` rows, the :func:`verdicts` of ``reading-<value>.md`` for each
+    value of ``by`` in the key, in order)."""
+    meta = json.loads((Path(folder) / "key.json").read_text())
+    key = pd.DataFrame(meta["key"])
+    rows = [verdicts(Path(folder) / f"reading-{v}.md", key[key[by] == v]) for v in key[by].unique()]
+    return meta, key, pd.concat(rows, ignore_index=True)
+
+
 def precision_table(rows: pd.DataFrame, by: str) -> pd.DataFrame:
     """Per value of ``by`` (in order of appearance) in :func:`verdicts` rows: reader, CORRECT / rows, its 95% Wilson
     interval, the borderline rows, and CORRECT with the borderline rows counted both ways (and that interval)."""
