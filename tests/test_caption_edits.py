@@ -40,23 +40,6 @@ def edits_of():
         ("replace_obj", "A man rides a bike .", "A woman rides a bike .", "replace_obj/people"),
         ("replace_rel", "A man is sitting on a bench .", "A man is standing on a bench .", "replace_rel/verb"),
         ("replace_rel", "A boy throws a ball .", "A boy catches a ball .", "replace_rel/verb"),
-        # the second read of this stop's fixes: what they must not block
-        ("replace_rel", "A boy sits by the taxi stand .", "A boy stands by the taxi stand .", "replace_rel/verb"),
-        (
-            "replace_rel",
-            "A woman walks past a line of people .",
-            "A woman runs past a line of people .",
-            "replace_rel/verb",
-        ),
-        ("add_obj", "A dog jumps on a man .", "A dog jumps on a man and a woman .", "add_obj/people"),
-        (
-            "add_obj",
-            "A man stands on one leg next to a woman .",
-            "A man and a boy stand on one leg next to a woman .",
-            "add_obj/people",
-        ),
-        ("count", "Two women hug a man .", "One woman hugs a man .", "count/many-to-one"),
-        ("count", "Two cats sit in a box .", "One cat sits in a box .", "count/many-to-one"),
         ("add_att", "A dog runs through the grass .", "A brown dog runs through the grass .", "add_att/colour"),
         ("add_obj", "A dog runs through the grass .", "A dog and a cat run through the grass .", "add_obj/animal"),
         ("negate", "A dog is running .", "A dog is not running .", "negate/auxiliary"),
@@ -78,7 +61,6 @@ def edits_of():
         ("paraphrase", "A man rides a mountain bike .", "A man rides a mountain bicycle .", "paraphrase/synonym"),
         ("paraphrase", "A little dog is running .", "A small dog is running .", "paraphrase/synonym"),
         ("spatial", "A dog stands in front of a car .", "A dog stands behind a car .", "spatial/front-behind"),
-        ("replace_rel", "A boy throws a ball .", "A boy catches a ball .", "replace_rel/verb"),
         # the second read of this stop's fixes: what they must not block
         ("replace_rel", "A boy sits by the taxi stand .", "A boy stands by the taxi stand .", "replace_rel/verb"),
         (
