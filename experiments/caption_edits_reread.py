@@ -1,11 +1,12 @@
-"""A second reading of the caption near-miss rules as they are now, on captions no reader has read.
+"""The caption near-miss rules read again as they are now, on captions no reader has read.
 
 The first reading (``experiments/caption_edits.py``, ``experiments/results/caption-edits-precision.md``) was of the
 rules as they were then; later fixes narrowed several rules. This study draws new rows and has them read again by
 readers who did not write the rules and get only the criteria.
 
 ``sample``: every Flickr8k dev caption through ``caption_edits`` (seed 0, as the first reading), leaving out each
-caption that any earlier sample file (``--exclude``, the ``caption-edits-sample-*.md`` files) showed a reader; then
+caption that any earlier sample file showed a reader (``--exclude``: folders whose ``caption-edits-sample-*.md``,
+``sample-*.md`` and ``caption-edits-*/sample-*.md`` files are read); then
 ``--rows`` rows per kind drawn at random (``--sample-seed``). Where dev has too few (the swaps), the rest comes from
 edits of train captions that were neither looked at while the rules were written (``caption_edits.TUNING_SAMPLES``)
 nor read before. Writes ``sample-<kind>.md`` (caption and edit only), ``criteria.md`` (the first reading's criteria,

@@ -134,26 +134,6 @@ def test_binding_still_swaps_free_adjectives(gen):
     assert "The old man met his tall friends." in outputs(gen, "The tall man met his old friends.", "binding")
 
 
-@pytest.mark.parametrize(
-    "sentence",
-    [
-        "Teflon and similar polymers allow continuous measurements.",  # "similar": like teflon, not a trait
-        "A high speed entry heats the thick skin.",  # "high" belongs to "speed": not "a thick speed entry"
-        "The high gas temperatures provide gaseous conductivity.",
-        "A frequency independent resistor has a high dielectric constant.",  # "frequency independent": one term
-        "An important piece of new information emerged.",  # both describe the information
-        "A good approximation to the accurate value was found.",  # near-synonyms: the claim is unchanged
-    ],
-)
-def test_binding_leaves_terms_likeness_and_near_synonyms(gen, sentence):
-    assert "binding/swap-amod" not in outputs(gen, sentence, "binding").values()
-
-
-def test_binding_keeps_a_material_compound_as_host(gen):
-    found = outputs(gen, "The heavy steel door hit the small wooden box.", "binding")
-    assert "The small steel door hit the heavy wooden box." in found
-
-
 def test_binding_never_moves_an_adjective_beside_one_of_its_kind_or_its_opposite(gen):
     def swaps(sentence):
         return sorted(s for s, rule in outputs(gen, sentence, "binding").items() if rule == "binding/swap-amod")
@@ -335,13 +315,6 @@ def test_binding_respectively_binds_the_list_before_it(gen):
         ("A nodule grew in the right upper lobe.", "A nodule grew in the left upper lobe."),
         ("The right front wheel broke.", "The left front wheel broke."),
         ("The front door is behind the tree.", "The front door is in front of the tree."),
-        ("The aircraft flew over the mountains.", "The aircraft flew under the mountains."),
-        ("The fluid was stored under the floor.", "The fluid was stored over the floor."),
-        ("Properties below the curie point are treated.", "Properties above the curie point are treated."),
-        ("A dose of 200 mg/kg or above raised cholesterol.", "A dose of 200 mg/kg or below raised cholesterol."),
-        ("The lamp over the bed is bright.", "The lamp under the bed is bright."),  # a thing placed by a thing
-        ("The lamp was over the bed.", "The lamp was under the bed."),  # "be" with a physical subject
-        ("The wires were placed under the control panel.", "The wires were placed over the control panel."),
     ],
 )
 def test_spatial(gen, sentence, expected):
@@ -360,19 +333,6 @@ def test_spatial(gen, sentence, expected):
         "The dog is in front of the car and behind the tree.",  # either flip makes a duplicate
         "Choosing the right medical treatment matters.",  # "right" before an adjective that is not of a body part
         "They chose the right small molecule inhibitor.",
-        # senses that are not places, as met in Cranfield and Vaswani abstracts
-        "The clamped plate deflects under a uniform load.",  # "under": subjected to
-        "The cylinder buckles under axial compression.",
-        "The boundary layer flow over a flat plate was measured.",  # "over": along the plate
-        "The distribution of heat over the surface is given.",
-        "The procedure is outlined below for the sonic line.",  # pointers in the text
-        "The above study used a wind tunnel.",
-        "The wing meets the fuselage at a right angle.",  # a fixed term of geometry
-        "The electrons move parallel to the magnetic field.",
-        "The shell collapses under distributed force systems.",  # the second reading's Cranfield rows
-        "Gas flows in channels under transverse magnetic fields.",
-        "Pressure measurements over blunt cones are presented.",  # across the cones
-        "The temperature drops below a certain value.",  # "drops above" is no scene
     ],
 )
 def test_spatial_leaves_non_spatial_words(gen, sentence):

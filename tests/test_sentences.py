@@ -23,7 +23,7 @@ def test_spaced_stop_after_a_bracket_ends_a_sentence():
     assert sentences_of("as kelly /2/ . the rest agree") == ["as kelly /2/ .", "the rest agree"]
 
 
-def test_spaced_stop_after_an_initial_or_before_a_capital_is_kept_whole():
+def test_spaced_stop_after_an_initial_stays_and_after_a_number_splits():
     assert sentences_of("strains of E . coli grew well") == ["strains of E . coli grew well"]
     assert sentences_of("the rate was 3 . the yield was low") == ["the rate was 3 .", "the yield was low"]
 

@@ -38,9 +38,10 @@ def _physical(noun, roots=("object.n.01", "matter.n.03")) -> bool:
 
 def _over_under_ok(token) -> bool:
     """Whether "over"/"under" compares a number ("over 50%") or places a physical thing: its object is one, and it
-    attaches to a verb of motion or position or to another physical thing ("jumped over the fence", "the lamp over
-    the bed"); not a load or condition ("under a uniform load", "under force systems") nor a flow or spread ("flow
-    over a flat plate", "pressures over the surface")."""
+    attaches to something that places it (:func:`_places`: a verb of motion or position, "be" with a physical
+    subject, or another physical thing: "jumped over the fence", "the lamp over the bed"); not a load or condition
+    ("under a uniform load", "under force systems") nor a flow or spread ("flow over a flat plate", "pressures over
+    the surface")."""
     if token.dep_ != "prep":
         return False
     pobj = next((c for c in token.children if c.dep_ == "pobj"), None)

@@ -13,8 +13,8 @@ import pandas as pd
 
 SCIFACT_TEST = ("irds:beir/scifact/test",)  # the test split whose repeated claims train rows leave out
 # end punctuation, white space, a capital; or, in tokenised lower-case text (Cranfield's "gases . tables"), end
-# punctuation set off by a space after a word or a bracket ("kelly /2/ . the"), then a lower-case letter ("E . coli"
-# stays whole; an abbreviation such as "in ." ends a sentence too)
+# punctuation set off by a space after a lower-case letter, a digit, ")", "]", "/" or "'" ("kelly /2/ . the"), then a
+# lower-case letter ("E . coli" stays whole; an abbreviation such as "in ." ends a sentence too)
 SENTENCE_END = r"(?<=[.!?])\s+(?=[A-Z])|(?<=[a-z0-9)\]/']\s[.!?])\s+(?=[a-z])"
 LINE_BREAK = r"\s*\n\s*"
 

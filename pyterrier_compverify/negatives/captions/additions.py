@@ -133,7 +133,8 @@ def add_obj(doc) -> list[Candidate]:
 
 def _seated(word) -> bool:
     """Whether "on" after ``word`` says where someone sits or rides: after a person or animal ("cowboys on horses")
-    or a verb of being, sitting or riding ("is on a rocking horse"), not "jumps on a man"."""
+    or a verb of being, sitting, riding, standing, lying or perching ("is on a rocking horse"), not "jumps on a
+    man"."""
     if word.pos_ in ("NOUN", "PROPN"):
         return living(word)
     return word.pos_ in ("AUX", "VERB") and verb_lemma(word) in ("be", "sit", "ride", "stand", "lie", "perch")
@@ -141,7 +142,7 @@ def _seated(word) -> bool:
 
 def _counted(token) -> bool:
     """Whether a word fixes how many people there are: alone, lone, solo, each, or "one" as a pronoun ("one of
-    them"; not "stands on one leg"; two "one"s, "one orange one blue", count too)."""
+    them"; not "stands on one leg")."""
     return token.lower_ in ("alone", "lone", "solo", "each") or (token.lower_ == "one" and token.dep_ != "nummod")
 
 

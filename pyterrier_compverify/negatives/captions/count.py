@@ -66,9 +66,9 @@ def _pluralisable(noun) -> bool:
 
 
 def _uses_a_single_thing(noun) -> bool:
-    """Whether what the noun does (as subject, or in a participle after it) has as object, or is done on or with,
-    one thing only one person uses at a time ("a man shoots a rifle", "a man sitting on a chair", "a man performing a
-    jump on a skateboard")."""
+    """Whether what the noun does (as subject, or in a participle after it) has as object, or names after any
+    preposition of that verb or object, one thing only one person uses at a time ("a man shoots a rifle", "a man
+    sitting on a chair", "a man performing a jump on a skateboard")."""
     verbs = [c for c in noun.children if c.dep_ == "acl"] + ([noun.head] if noun.dep_ == "nsubj" else [])
     things = []
     for verb in verbs:
