@@ -1,4 +1,5 @@
-"""Structural negatives on a corpus they were not tuned on, read again: Cranfield, as ``compverify negatives`` gives it.
+"""Structural negatives read again: on Cranfield, a corpus they were not tuned on, as ``compverify negatives`` gives
+it, and on SciFact (``--corpus SciFact``), where the rules were written, after stops 54 and 55 narrowed them.
 
 The first out-of-domain reading (``shared/reviews/negatives-reading.md``: Cranfield and Vaswani, binding 77% and
 spatial 68%) found senses and terms the SciFact-tuned rules broke; the rules were then narrowed on its WRONG rows.
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -34,8 +36,19 @@ from pyterrier_compverify.reporting import refuse_existing
 OUT = Path("experiments/results/negatives-reading-2")
 REVIEW = "../shared/reviews/negatives-reading.md"
 ROWS = {"binding": 100, "spatial": 100, "negation": 50, "paraphrase": 50}
-FIRST_READ = {"negation": 40, "binding": 60, "spatial": 40, "paraphrase": 40}  # the review's rows
-FIRST_CORRECT = {"negation": 40, "binding": 46, "spatial": 27, "paraphrase": 38}
+# the earlier reading of each corpus: (where, CORRECT / rows per category)
+FIRST = {
+    "Cranfield": (
+        "`shared/reviews/negatives-reading.md`, Cranfield and Vaswani sentences it split itself, before the rules were "
+        "narrowed on its WRONG rows",
+        {"negation": (40, 40), "binding": (46, 60), "spatial": (27, 40), "paraphrase": (38, 40)},
+    ),
+    "SciFact": (
+        "`experiments/results/negatives-precision.md`, of the rules before stops 54 and 55 narrowed them (binding: "
+        "reader 1)",
+        {"negation": (97, 100), "binding": (93, 100), "spatial": (92, 100), "paraphrase": (93, 100)},
+    ),
+}
 
 
 def normalise(text: str) -> str:
@@ -47,10 +60,24 @@ def normalise(text: str) -> str:
     return " ".join(re.sub(r"[^a-z0-9]+", " ", text.lower()).split())
 
 
-def shown_sentences(path: Path) -> set[str]:
-    """The normalised sentence1 of every row the first reading printed (``- sentence1: ...`` lines and table rows)."""
+def earlier_texts(spec: str) -> list[str]:
+    """The text of an earlier reading: a file, or ``git:PATH``, every version of PATH in the repository's history
+    (a reading file that later readings replaced)."""
+    if not spec.startswith("git:"):
+        return [Path(spec).read_text(encoding="utf-8")]
+    path = spec.removeprefix("git:")
+    commits = subprocess.run(["git", "log", "--format=%H", "--", path], capture_output=True, text=True, check=True)
+    return [
+        subprocess.run(["git", "show", f"{c}:{path}"], capture_output=True, text=True, check=True).stdout
+        for c in commits.stdout.split()
+    ]
+
+
+def shown_sentences(text: str) -> set[str]:
+    """The normalised sentences an earlier reading printed (``- sentence1: ...`` lines and table cells of six words
+    or more)."""
     shown = set()
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in text.splitlines():
         line = line.strip()
         if line.startswith("- sentence1:"):
             shown.add(normalise(line.removeprefix("- sentence1:")))
@@ -67,7 +94,7 @@ def sample_command(args: argparse.Namespace) -> None:
         raise SystemExit(f"{out / 'criteria.md'}: write the criteria before the draw")
     path = Path(args.table)
     edits = pd.read_json(path, lines=True) if path.suffix == ".jsonl" else pd.read_csv(path)
-    shown = set().union(*(shown_sentences(Path(p)) for p in args.exclude.split(",")))
+    shown = set().union(*(shown_sentences(t) for spec in args.exclude.split(",") for t in earlier_texts(spec)))
     fresh = edits[~edits["sentence1"].map(normalise).isin(shown)]
     print(f"{len(edits)} edits, {len(edits) - len(fresh)} of sentences earlier readings showed left out")
     key, counts = [], []
@@ -92,7 +119,8 @@ def sample_command(args: argparse.Namespace) -> None:
     print(pd.DataFrame(counts).to_string(index=False))
     meta = {"command": "python experiments/negatives_reread.py " + " ".join(sys.argv[1:]), "table": str(path),
             "seed": args.seed, "excluded_sentences": len(shown), "counts": counts, "key": key,
-            "made_by": args.made_by or f"compverify negatives {path} --sentences irds:cranfield --seed 0"}  # fmt: skip
+            "made_by": args.made_by or f"compverify negatives {path} --sentences irds:cranfield --seed 0",
+            "corpus": args.corpus}  # fmt: skip
     (out / "key.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
 
 
@@ -101,22 +129,23 @@ def summarise_command(args: argparse.Namespace) -> None:
     refuse_existing([out / "precision.md"], args.overwrite)
     meta, key, first = first_readings(out, "category")
     per_category = precision_table(first, "category")
-    per_category["first reading (review)"] = [f"{FIRST_CORRECT[c]} / {FIRST_READ[c]}" for c in per_category["category"]]
+    corpus = meta.get("corpus", "Cranfield")
+    where, earlier = FIRST[corpus]
+    per_category["earlier reading"] = [" / ".join(map(str, earlier[c])) for c in per_category["category"]]
     per_rule = first.groupby(["category", "rule"], sort=False).agg(rows=("correct", "size"), correct=("correct", "sum"))
     wrong = first[~first["correct"]][["category", "number", "rule", "note"]]
     summary = " ".join(["python experiments/negatives_reread.py", *(a for a in sys.argv[1:] if a != "--overwrite")])
     made_by = meta.get("made_by", f"compverify negatives {meta['table']} --sentences irds:cranfield --seed 0")
     report = [
-        "# Structural negatives on Cranfield, read again: precision of the rules as they are now",
+        f"# Structural negatives on {corpus}, read again: precision of the rules as they are now",
         "",
-        f"Edits: `{made_by}` (every Cranfield sentence "
+        f"Edits: `{made_by}` (every {corpus} sentence "
         "as the package splits it, one edit per category per sentence). Samples: "
         f"`{meta['command']}` ({meta['excluded_sentences']} sentences earlier readings printed left out). Summary: "
         f"`{summary}`. Readers: assistant-model sessions that did not write or "
         "see the rules, the code or the key, each given only `criteria.md` and its sample files (their verdicts in "
         "`reading-<category>.md`; a second reader's in `reading-<category>-second.md`). 95% intervals are Wilson "
-        "score intervals. The first reading (`shared/reviews/negatives-reading.md`) read Cranfield and Vaswani "
-        "sentences it split itself, before the rules were narrowed on its WRONG rows.",
+        f"score intervals. The earlier reading: {where}.",
         "",
         table(pd.DataFrame(meta["counts"])),
         "",
@@ -136,9 +165,12 @@ def main() -> None:
     sample.add_argument("table", help="output of compverify negatives over irds:cranfield")
     sample.add_argument("--seed", type=int, default=2718, help="seed of the draw")
     sample.add_argument(
-        "--exclude", default=REVIEW, help="earlier readings (comma-separated): their sentences are left out"
+        "--exclude",
+        default=REVIEW,
+        help="earlier readings (comma-separated; git:PATH for every version of PATH): their sentences are left out",
     )
     sample.add_argument("--made-by", default=None, help="the command that made TABLE, for the report")
+    sample.add_argument("--corpus", default="Cranfield", choices=sorted(FIRST), help="the corpus TABLE was made from")
     sample.add_argument("--categories", default=",".join(ROWS), help="categories to draw (comma-separated)")
     sample.add_argument("--out", default=str(OUT))
     summarise = commands.add_parser("summarise", help="precision from the readings")
