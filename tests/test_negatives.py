@@ -351,6 +351,8 @@ def test_paraphrase(gen):
     assert "The results were robust in tumor and normal cells." not in outputs(
         gen, "The results were robust in normal cells and tumor.", "paraphrase"
     )
+    # "fiscal" is a government's finances, not a patient's (the SciFact reading of stop 55)
+    assert outputs(gen, "The financial burden of the disease was high.", "paraphrase") == {}
 
 
 def test_registry_holds_the_four_categories():

@@ -33,6 +33,8 @@ def outputs(gen, sentence, category):
         ("The lamp over the bed is bright.", "The lamp under the bed is bright."),  # a thing placed by a thing
         ("The lamp was over the bed.", "The lamp was under the bed."),  # "be" with a physical subject
         ("The wires were placed under the control panel.", "The wires were placed over the control panel."),
+        # the SciFact reading of stop 55: the article follows the flipped word
+        ("Smo is an upstream activator of Hh signaling.", "Smo is a downstream activator of Hh signaling."),
     ],
 )
 def test_spatial_still_flips_places(gen, sentence, expected):

@@ -173,7 +173,7 @@ SYNONYM_POS = ("ADJ",)
 # words whose everyday first WordNet sense is not their scientific one ("significant" -> "important",
 # "results" -> "effects", "differentiate" -> "distinguish", "study" -> "survey", "culture" -> "civilization")
 TECHNICAL = set(
-    "mixed extended prolonged endless sundry "
+    "mixed extended prolonged endless sundry financial "
     "significant result study differentiate express expression culture model control trial subject case rate level "
     "activity response effect analysis treatment condition factor group cell power mean normal positive negative "
     "sensitive resistant association interaction signal sign mark marker development report stress state order "

@@ -18,7 +18,7 @@ from .lexicon import (
     UNDER_CONDITIONS,
     UNDER_FORCES,
 )
-from .spans import match_case, render, replace_span
+from .spans import fix_article, match_case, render, replace_span
 
 
 def _physical(noun, roots=("object.n.01", "matter.n.03")) -> bool:
@@ -165,6 +165,7 @@ def spatial(doc) -> list[Candidate]:
             if new in words:  # "left or right", "before and after": flipping one word makes a duplicate
                 continue
             changes = {token.i: match_case(new, token.text) + token.whitespace_}
+            fix_article(doc, changes, token.i, new)  # "an upstream activator" -> "a downstream activator"
             out.append((render(doc, changes), "spatial", rule))
     return out
 
