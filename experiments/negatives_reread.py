@@ -118,7 +118,8 @@ def sample_command(args: argparse.Namespace) -> None:
         (out / f"sample-{category}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(pd.DataFrame(counts).to_string(index=False))
     meta = {"command": "python experiments/negatives_reread.py " + " ".join(sys.argv[1:]), "table": str(path),
-            "seed": args.seed, "excluded_sentences": len(shown), "counts": counts, "key": key,
+            "seed": args.seed, "excluded_sentences": len(shown), "excluded_edits": len(edits) - len(fresh),
+            "counts": counts, "key": key,
             "made_by": args.made_by or f"compverify negatives {path} --sentences irds:cranfield --seed 0",
             "corpus": args.corpus}  # fmt: skip
     (out / "key.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
@@ -135,13 +136,15 @@ def summarise_command(args: argparse.Namespace) -> None:
     per_rule = first.groupby(["category", "rule"], sort=False).agg(rows=("correct", "size"), correct=("correct", "sum"))
     wrong = first[~first["correct"]][["category", "number", "rule", "note"]]
     summary = " ".join(["python experiments/negatives_reread.py", *(a for a in sys.argv[1:] if a != "--overwrite")])
+    excluded_edits = f": {meta['excluded_edits']} edits" if "excluded_edits" in meta else ""
     made_by = meta.get("made_by", f"compverify negatives {meta['table']} --sentences irds:cranfield --seed 0")
     report = [
         f"# Structural negatives on {corpus}, read again: precision of the rules as they are now",
         "",
         f"Edits: `{made_by}` (every {corpus} sentence "
         "as the package splits it, one edit per category per sentence). Samples: "
-        f"`{meta['command']}` ({meta['excluded_sentences']} sentences earlier readings printed left out). Summary: "
+        f"`{meta['command']}` ({meta['excluded_sentences']} strings printed by earlier readings: the edits of those "
+        f"sentences left out{excluded_edits}). Summary: "
         f"`{summary}`. Readers: assistant-model sessions that did not write or "
         "see the rules, the code or the key, each given only `criteria.md` and its sample files (their verdicts in "
         "`reading-<category>.md`; a second reader's in `reading-<category>-second.md`). 95% intervals are Wilson "

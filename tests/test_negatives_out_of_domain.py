@@ -35,6 +35,7 @@ def outputs(gen, sentence, category):
         ("The wires were placed under the control panel.", "The wires were placed over the control panel."),
         # the SciFact reading of stop 55: the article follows the flipped word
         ("Smo is an upstream activator of Hh signaling.", "Smo is a downstream activator of Hh signaling."),
+        ("Protein A inside the cell was measured.", "Protein A outside the cell was measured."),  # "A": a name
     ],
 )
 def test_spatial_still_flips_places(gen, sentence, expected):

@@ -55,7 +55,7 @@ def fix_article(doc, changes: dict[int, str], word_index: int, new_word: str) ->
     if word_index == 0:
         return
     det = doc[word_index - 1]
-    if det.lower_ in ("a", "an"):
+    if det.lower_ in ("a", "an") and det.dep_ == "det":  # not "hepatitis A before vaccination"
         changes[det.i] = indefinite_article(new_word, capital=det.text[:1].isupper()) + det.whitespace_
 
 
