@@ -30,7 +30,16 @@ from pathlib import Path
 
 import pandas as pd
 from caption_edits import TUNING_SAMPLES
-from readings import cell, first_readings, precision_table, second_readings, table
+from readings import (
+    add_summarise,
+    cell,
+    command_line,
+    first_readings,
+    precision_table,
+    rule_sections,
+    second_readings,
+    table,
+)
 
 from pyterrier_compverify.datasets.flickr8k import flickr8k_captions
 from pyterrier_compverify.negatives.captions import KINDS, caption_edits
@@ -121,10 +130,7 @@ def summarise_command(args: argparse.Namespace) -> None:
     per_kind["rows from dev"] = (
         rows.groupby("kind", sort=False)["split"].apply(lambda s: int((s == "dev").sum())).values
     )
-    per_rule = rows.groupby(["kind", "rule"], sort=False).agg(rows=("correct", "size"), correct=("correct", "sum"))
-    per_rule = per_rule.reset_index()
-    wrong = rows[~rows["correct"]][["kind", "number", "rule", "note"]]
-    summary = " ".join(["python experiments/caption_edits_reread.py", *(a for a in sys.argv[1:] if a != "--overwrite")])
+    summary = command_line("experiments/caption_edits_reread.py")
     report = [
         "# Caption near-miss edits, read again: precision of the rules as they are now",
         "",
@@ -137,14 +143,7 @@ def summarise_command(args: argparse.Namespace) -> None:
         table(per_kind),
         "",
         *second_readings(out, key, rows, "kind"),
-        "## Per rule",
-        "",
-        table(per_rule),
-        "",
-        "## WRONG rows",
-        "",
-        table(wrong),
-        "",
+        *rule_sections(rows, "kind"),
     ]
     (out / "precision.md").write_text("\n".join(report), encoding="utf-8")
     print("\n".join(report[:6]))
@@ -165,9 +164,7 @@ def main() -> None:
     sample.add_argument("--kinds", default=",".join(KINDS), help="kinds to draw (comma-separated)")
     sample.add_argument("--out", default=str(OUT))
     sample.add_argument("--data-dir", default=None, help="data folder (default: COMPVERIFY_DATA)")
-    summarise = commands.add_parser("summarise", help="precision from the readings")
-    summarise.add_argument("--out", default=str(OUT))
-    summarise.add_argument("--overwrite", action="store_true", help="replace an existing precision.md")
+    add_summarise(commands, OUT)
     args = parser.parse_args()
     sample_command(args) if args.command == "sample" else summarise_command(args)
 

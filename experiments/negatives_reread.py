@@ -29,7 +29,16 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-from readings import cell, first_readings, precision_table, second_readings, table
+from readings import (
+    add_summarise,
+    cell,
+    command_line,
+    first_readings,
+    precision_table,
+    rule_sections,
+    second_readings,
+    table,
+)
 
 from pyterrier_compverify.reporting import refuse_existing
 
@@ -133,9 +142,7 @@ def summarise_command(args: argparse.Namespace) -> None:
     corpus = meta.get("corpus", "Cranfield")
     where, earlier = FIRST[corpus]
     per_category["earlier reading"] = [" / ".join(map(str, earlier[c])) for c in per_category["category"]]
-    per_rule = first.groupby(["category", "rule"], sort=False).agg(rows=("correct", "size"), correct=("correct", "sum"))
-    wrong = first[~first["correct"]][["category", "number", "rule", "note"]]
-    summary = " ".join(["python experiments/negatives_reread.py", *(a for a in sys.argv[1:] if a != "--overwrite")])
+    summary = command_line("experiments/negatives_reread.py")
     excluded_edits = f": {meta['excluded_edits']} edits" if "excluded_edits" in meta else ""
     made_by = meta.get("made_by", f"compverify negatives {meta['table']} --sentences irds:cranfield --seed 0")
     report = [
@@ -156,7 +163,7 @@ def summarise_command(args: argparse.Namespace) -> None:
         "",
     ]
     report += second_readings(out, key, first, "category")
-    report += ["## Per rule", "", table(per_rule.reset_index()), "", "## WRONG rows", "", table(wrong), ""]
+    report += rule_sections(first, "category")
     (out / "precision.md").write_text("\n".join(report), encoding="utf-8")
     print("\n".join(report[:12]))
 
@@ -176,9 +183,7 @@ def main() -> None:
     sample.add_argument("--corpus", default="Cranfield", choices=sorted(FIRST), help="the corpus TABLE was made from")
     sample.add_argument("--categories", default=",".join(ROWS), help="categories to draw (comma-separated)")
     sample.add_argument("--out", default=str(OUT))
-    summarise = commands.add_parser("summarise", help="precision from the readings")
-    summarise.add_argument("--out", default=str(OUT))
-    summarise.add_argument("--overwrite", action="store_true", help="replace an existing precision.md")
+    add_summarise(commands, OUT)
     args = parser.parse_args()
     sample_command(args) if args.command == "sample" else summarise_command(args)
 

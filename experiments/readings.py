@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -161,6 +162,26 @@ def table(frame: pd.DataFrame) -> str:
     lines = ["| " + " | ".join(map(str, frame.columns)) + " |", "|" + "---|" * len(frame.columns)]
     lines += ["| " + " | ".join(cell(str(v)) for v in row) + " |" for row in frame.itertuples(index=False)]
     return "\n".join(lines)
+
+
+def rule_sections(rows: pd.DataFrame, by: str) -> list[str]:
+    """Markdown lines of a reading's "Per rule" table (rows and CORRECT per ``by`` and rule) and its WRONG rows with
+    the reader's notes, from :func:`verdicts` rows."""
+    per_rule = rows.groupby([by, "rule"], sort=False).agg(rows=("correct", "size"), correct=("correct", "sum"))
+    wrong = rows[~rows["correct"]][[by, "number", "rule", "note"]]
+    return ["## Per rule", "", table(per_rule.reset_index()), "", "## WRONG rows", "", table(wrong), ""]
+
+
+def command_line(script: str) -> str:
+    """The command that is running, as ``python SCRIPT ARGS`` without ``--overwrite`` (for a report to name)."""
+    return " ".join(["python", script, *(a for a in sys.argv[1:] if a != "--overwrite")])
+
+
+def add_summarise(commands, out: Path) -> None:
+    """The ``summarise`` sub-command of a re-reading study: ``--out`` (default ``out``) and ``--overwrite``."""
+    summarise = commands.add_parser("summarise", help="precision from the readings")
+    summarise.add_argument("--out", default=str(out))
+    summarise.add_argument("--overwrite", action="store_true", help="replace an existing precision.md")
 
 
 def reading_study(doc: str, out: Path, sample: Callable, summarise: Callable, add_options=None) -> None:

@@ -69,9 +69,8 @@ def _uses_a_single_thing(noun) -> bool:
     """Whether what the noun does (as subject, or in a participle after it) has as object, or names after any
     preposition of that verb or object, one thing only one person uses at a time ("a man shoots a rifle", "a man
     sitting on a chair", "a man performing a jump on a skateboard")."""
-    verbs = [c for c in noun.children if c.dep_ == "acl"] + ([noun.head] if noun.dep_ == "nsubj" else [])
     things = []
-    for verb in verbs:
+    for verb in _doings(noun, ("nsubj",)):
         obj = child(verb, "dobj")
         holders = [verb] if obj is None else [verb, obj]
         things += [obj, *(child(p, "pobj") for h in holders for p in h.children if p.dep_ == "prep")]
@@ -82,13 +81,16 @@ def _with_a_partner(noun) -> bool:
     """Whether the noun does something that needs a partner and has none named ("two dogs wrestle", "two people
     embracing"; not "two women hug a man"): its verb (or a participle after it, or a verb misparsed as its head
     noun) is one of ``PARTNER_VERBS`` without an object."""
-    doers = [c for c in noun.children if c.dep_ == "acl"]
-    if noun.dep_ in ("nsubj", "compound"):
-        doers.append(noun.head)
     return any(
         (verb_lemma(v) if v.pos_ == "VERB" else v.lower_) in lx.PARTNER_VERBS and child(v, "dobj") is None
-        for v in doers
+        for v in _doings(noun, ("nsubj", "compound"))
     )
+
+
+def _doings(noun, heads: tuple[str, ...]) -> list:
+    """What the noun does: the participles after it ("a man sitting"), and its head where the noun is attached to
+    it by one of ``heads`` (its verb as subject)."""
+    return [c for c in noun.children if c.dep_ == "acl"] + ([noun.head] if noun.dep_ in heads else [])
 
 
 _PLURAL_ONLY_WORDS = frozenset("they them their themselves each both together other another between among".split())

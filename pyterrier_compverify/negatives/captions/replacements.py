@@ -162,6 +162,9 @@ def _fixed_use(verb, lemma: str, obj) -> bool:
 def replace_rel(doc) -> list[Candidate]:
     """A relation becomes another one: sitting -> standing, throws -> catches, next to -> far from."""
     out = []
+    # the caption's verbs, as lemmas and as written: "standing and sitting" must not become "standing and standing"
+    present = {verb_lemma(t) for t in doc if t.pos_ == "VERB"}
+    present |= {t.lower_ for t in doc if t.tag_.startswith("VB") or t.lower_.endswith("ing")}
     for verb in doc:
         if verb.pos_ != "VERB" or verb.dep_ in ("amod", "compound") or child(verb, "prt") is not None:
             continue
@@ -182,13 +185,9 @@ def replace_rel(doc) -> list[Candidate]:
             options = [new for new, required in lx.TRANSITIVE_SWAPS[lemma] if _object_fits(required, obj)]
             if any(c.dep_ == "prep" and c.lower_ == "in" for c in verb.rights):
                 options = [o for o in options if o != "drop"]
-        present = {verb_lemma(t) for t in doc if t.pos_ == "VERB"}
-        present |= {t.lower_ for t in doc if t.tag_.startswith("VB") or t.lower_.endswith("ing")}
         for new in options:
             form = verb_form(new, verb.tag_)
-            if new in present or (form and form.lower() in present):  # "standing and sitting": not "and standing"
-                continue
-            if form:
+            if form and new not in present and form.lower() not in present:
                 changes: Changes = {}
                 put(changes, verb, form)
                 out.append(make_edit(doc, changes, "replace_rel", "verb"))
