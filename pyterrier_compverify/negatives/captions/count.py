@@ -36,8 +36,12 @@ def _pluralisable(noun) -> bool:
         noun.dep_ == "dobj" and verb_lemma(noun.head) not in ("ride", "wear", "drive") and concrete(noun)
     ):
         return False
-    if noun.dep_ == "pobj" and noun.head.lower_ in ("on", "in", "inside", "into", "onto", "at"):
+    if noun.dep_ == "pobj" and noun.head.lower_ in ("on", "in", "inside", "into", "onto", "at", "off"):
+        return False  # "jumps off a building": not off two
+    if noun.dep_ == "dobj" and any(c.dep_ == "prt" and c.lower_ == "off" for c in noun.head.children):
         return False
+    if any(_same_one(t, noun) for t in doc[noun.i + 1 :]):
+        return False  # "next to a dog, while the dog jumps": "the dog" would have no referent
     if any(c.lower_ in ("lone", "single", "only", "solitary", "sole") for c in noun.lefts):
         return False
     if noun_lemma(noun.lower_) in lx.FLAT_PATHS | lx.SLOPES | lx.PHOTO_WORDS:  # two pictures do not show in one
@@ -46,11 +50,7 @@ def _pluralisable(noun) -> bool:
         return False  # "plays two violins"; "the arm of two men who has on gear": the relative clause would not agree
     if person(noun) and _uses_a_single_thing(noun):
         return False
-    own = [
-        *noun.subtree,
-        *(child(noun.head, "dobj").subtree if noun.dep_ == "nsubj" and child(noun.head, "dobj") else ()),
-    ]
-    worn = [t for t in own if t.i > noun.i and t.lower_ in lx.CLOTHING and not is_plural(t)]
+    worn = [t for t in _own(noun) if t.lower_ in lx.CLOTHING and not is_plural(t)]
     if worn or any(t.lower_ == "with" and t.i > noun.i for t in noun.subtree):
         return False
     if child(noun, "compound", "poss", "conj", "cc") is not None or noun.dep_ in ("conj", "compound"):
@@ -63,6 +63,31 @@ def _pluralisable(noun) -> bool:
             if inner is not None and not is_plural(inner) and inner.tag_ in NOUN_TAGS:
                 return False
     return plural_noun(noun_lemma(noun.lower_)) is not None
+
+
+def _same_one(later, noun) -> bool:
+    """Whether ``later`` names the noun again as the one already mentioned ("the dog"; not "another dog")."""
+    same = later.pos_ == "NOUN" and noun_lemma(later.lower_) == noun_lemma(noun.lower_)
+    return same and child(later, "det") is not None and child(later, "det").lower_ in ("the", "this", "that")
+
+
+def _in_a_group(noun) -> bool:
+    """Whether the noun counts the members of a group ("a group of four boys": not "a group of one boy")."""
+    return noun.dep_ == "pobj" and noun.head.lower_ == "of" and noun_lemma(noun.head.head.lower_) in lx.COLLECTIVE
+
+
+def _own(noun) -> list:
+    """The tokens after the noun that describe it: its subtree, and the object of its verb where it is the subject."""
+    obj = child(noun.head, "dobj") if noun.dep_ == "nsubj" else None
+    return [t for t in (*noun.subtree, *(obj.subtree if obj is not None else ())) if t.i > noun.i]
+
+
+def _named_members(noun) -> bool:
+    """Whether the caption fixes the count by naming the members ("two dogs, a spaniel and a husky") or by "both"
+    or "the other" (two), so that another number contradicts it."""
+    listed = any(c.dep_ == "appos" and child(c, "conj") is not None for c in noun.children)
+    words = [t.lower_ for t in noun.doc]
+    return listed or "both" in words or any(a == "the" and b == "other" for a, b in zip(words, words[1:]))
 
 
 def _uses_a_single_thing(noun) -> bool:
@@ -93,7 +118,9 @@ def _doings(noun, heads: tuple[str, ...]) -> list:
     return [c for c in noun.children if c.dep_ == "acl"] + ([noun.head] if noun.dep_ in heads else [])
 
 
-_PLURAL_ONLY_WORDS = frozenset("they them their themselves each both together other another between among".split())
+_PLURAL_ONLY_WORDS = frozenset(
+    "they them their themselves each both together other another between among matching".split()
+)
 
 
 def count(doc) -> list[Candidate]:
@@ -111,6 +138,8 @@ def count(doc) -> list[Candidate]:
             if agree(changes, noun, to_plural=True):
                 out.append(make_edit(doc, changes, "count", "one-to-two"))
         elif det.dep_ == "nummod" and word in NUMBERS[1:] and noun.tag_ == "NNS":
+            if _named_members(noun):
+                continue
             value = NUMBERS.index(word) + 1
             for new in (value - 1, value + 1):
                 if 2 <= new <= len(NUMBERS):
@@ -124,6 +153,9 @@ def count(doc) -> list[Candidate]:
                 and child(noun, "conj", "cc") is None
                 and noun.dep_ != "conj"
                 and not any(t.lower_ in _PLURAL_ONLY_WORDS for t in doc)
+                and not any(t.lower_ == "one" and t.i != det.i for t in doc)  # "two dogs play, one is splashing"
+                and not _in_a_group(noun)
+                and not any(is_plural(t) and t.lower_ in lx.CLOTHING - lx.PAIRS for t in _own(noun))  # "in costumes"
             ):
                 changes = {}
                 put(changes, det, "one")

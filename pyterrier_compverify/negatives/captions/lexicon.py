@@ -51,6 +51,7 @@ CLOTHING = _words(
     "outfit gloves mask wetsuit jersey apron robe bandana headband tie"
 )
 PLURAL_ONLY = _words("jeans shorts pants trousers sunglasses goggles glasses")
+PAIRS = PLURAL_ONLY | _words("boots sandals shoes sneakers gloves socks skates skis")  # one person wears these
 # things whose colour is a plausible detail
 COLOURABLE = CLOTHING | _words(
     "ball balls frisbee frisbees toy toys kite kites umbrella umbrellas balloon balloons bag bags backpack tent "
@@ -183,9 +184,12 @@ SPORT_HEADS = _words("ball game match player team uniform jersey court field pra
 # lemma -> replacements; "transitive" ones need a direct object of the listed classes
 INTRANSITIVE_SWAPS = _pairs(
     "sit:stand stand:sit lie:sit lay:sit kneel:stand crouch:stand squat:stand run:walk walk:run jog:walk "
-    "swim:wade sleep:sit smile:frown laugh:cry cry:laugh float:sink win:lose lose:win",
+    "swim:wade smile:frown laugh:cry cry:laugh float:sink win:lose lose:win",
     both=False,
 )
+# said of a thing, these place it ("a town lies at the base of a hill"): sitting, lying or standing mean the same
+POSTURE_VERBS = _words("sit stand lie lay kneel crouch squat")
+MOOD_ADVERBS = _words("happily cheerfully joyfully gleefully merrily sadly tearfully")  # "smiles happily"
 TRANSITIVE_SWAPS = {  # lemma -> [(replacement, object classes or None for any non-living object)]
     "throw": [("catch", None)],
     "catch": [("throw", None)],
@@ -262,8 +266,10 @@ FLAT_PATHS = _words(
 # a backdrop a person stands in front of and cannot be behind ("in front of the mountain view", "... of the ocean")
 BACKDROPS = _words(
     "view views mountain mountains sky ocean sea lake sunset skyline horizon background scenery landscape waterfall "
-    "cliff cliffs"
+    "cliff cliffs backdrop"
 )
+# "off" these is no place left ("off a ramp", "air off a jump" launch from it; "off camera", "off leash" are fixed)
+OFF_FIXED = _words("leash ramp jump camera")
 BARRIERS = _words("fence bar rope net log pole hurdle barrier gate obstacle arch bridge branch")
 
 # --- paraphrase ----------------------------------------------------------------------------------------------------

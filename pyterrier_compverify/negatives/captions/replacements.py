@@ -8,6 +8,7 @@ from .shared import NOUN_TAGS, Candidate, agent_of, fits, make_edit, object_grou
 from .words import (
     Changes,
     child,
+    concrete,
     fix_article,
     fixed_term,
     gender,
@@ -18,6 +19,7 @@ from .words import (
     noun_class,
     noun_lemma,
     person,
+    place,
     put,
     replace_span,
     verb_form,
@@ -140,11 +142,33 @@ def _object_fits(required, obj) -> bool:
     return noun_class(obj) == required
 
 
+def _doer(verb):
+    """:func:`agent_of` the verb, or of the verb it shares its subject with ("a dog jumping to catch a ball", "tries
+    and catches")."""
+    while agent_of(verb) is None and verb.dep_ in ("xcomp", "advcl", "conj") and verb.head.pos_ in ("VERB", "AUX"):
+        verb = verb.head
+    return agent_of(verb)
+
+
+def _placed_thing(subject) -> bool:
+    """Whether a subject is a thing (not a person, animal or group, nor a garment the parser took for one: "a girl in
+    shorts standing"), of which sitting, standing and lying all say only where it is."""
+    return (
+        subject.dep_ == "nsubj"
+        and subject.pos_ == "NOUN"
+        and (concrete(subject) or place(subject))
+        and not living(subject)
+        and noun_class(subject) != "clothing"
+        and noun_lemma(subject.lower_) not in lx.COLLECTIVE
+    )
+
+
 def _fixed_use(verb, lemma: str, obj) -> bool:
     """Whether the verb is used in a way its swap would not fit: a fixed phrase ("pulling tricks"), a thing that
-    reads ("a sign that reads"), an animal that catches (it does not throw), a cap worn backwards, a rope walked on,
-    or riding that is learnt or taught ("learns how to ride a bike")."""
-    agent = agent_of(verb)
+    reads ("a sign that reads"), an animal that catches (it does not throw), a thing that sits or lies (is placed), a
+    mood adverb that fits only this verb ("smiles happily"), a cap worn backwards, a rope walked on, or riding that is
+    learnt or taught ("learns how to ride a bike")."""
+    agent = _doer(verb)
     if obj is not None and (
         obj.lower_ in lx.FIXED_OBJECTS or any(c.lower_.startswith("backward") for c in obj.children)
     ):
@@ -152,6 +176,10 @@ def _fixed_use(verb, lemma: str, obj) -> bool:
     if lemma == "read" and agent is not None and not living(agent):
         return True
     if lemma == "catch" and agent is not None and noun_class(agent) == "animal":
+        return True
+    if lemma in lx.POSTURE_VERBS and agent is not None and _placed_thing(agent):  # "a town lies at the base of"
+        return True
+    if any(c.dep_ == "advmod" and c.lower_ in lx.MOOD_ADVERBS for c in verb.children):  # "smiles happily"
         return True
     along = [child(p, "pobj") for p in verb.children if p.dep_ == "prep" and p.lower_ in ("on", "along", "across")]
     if lemma == "walk" and any(t is not None and noun_lemma(t.lower_) in lx.NARROW_WALKS for t in along):

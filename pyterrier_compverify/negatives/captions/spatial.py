@@ -17,11 +17,31 @@ def _pobj_lemma(prep) -> str | None:
     return None if obj is None else noun_lemma(obj.lower_)
 
 
+_DIRECTIONS = ("off", "from", "out", "into", "onto")
+
+
+def _clause_verb(token):
+    """The nearest verb above ``token`` (``token``'s own head chain), or None at the root."""
+    while token.head is not token:
+        token = token.head
+        if token.pos_ == "VERB":
+            return token
+    return None
+
+
 def _moving(head) -> bool:
-    """A verb of motion with one direction: no other "off" / "from" / "out" / "into" / "onto" phrase."""
+    """A verb of motion with one direction: no other "off" / "from" / "out" / "into" / "onto" phrase in its clause,
+    also where the parser hangs it on a conjunct or a noun ("leaps off a dock and into the water", "falls off a slide
+    into a pool")."""
     if head.pos_ != "VERB" or verb_lemma(head) not in lx.MOTION_VERBS:
         return False
-    return sum(c.lower_ in ("off", "from", "out", "into", "onto") for c in head.children) <= 1
+    return sum(t.lower_ in _DIRECTIONS and getattr(_clause_verb(t), "i", None) == head.i for t in head.subtree) <= 1
+
+
+def _in_midair(doc) -> bool:
+    """Whether the caption shows someone in midair, where into / out of and up / down have one way only."""
+    words = [t.lower_ for t in doc]
+    return "midair" in words or "mid-air" in words or any(a == "mid" and b == "air" for a, b in zip(words, words[1:]))
 
 
 def spatial(doc) -> list[Candidate]:
@@ -32,6 +52,7 @@ def spatial(doc) -> list[Candidate]:
         out.append(make_edit(doc, changes, "spatial", rule))
 
     n = len(doc)
+    midair = _in_midair(doc)  # "in midair, jumping into the water": not out of it; "waiting to come back down"
     for t in doc:
         word, nxt = t.lower_, (doc[t.i + 1].lower_ if t.i + 1 < n else "")
         prev = doc[t.i - 1].lower_ if t.i > 0 else ""
@@ -42,7 +63,7 @@ def spatial(doc) -> list[Candidate]:
             if side or place:
                 put(changes, t, "right" if word == "left" else "left")
                 emit(changes, "left-right")
-        elif word in ("up", "down") and prev != "upside" and nxt not in ("to", "and", "at"):
+        elif word in ("up", "down") and prev != "upside" and nxt not in ("to", "and", "at") and not midair:
             if any(x.pos_ == "NOUN" and noun_lemma(x.lower_) == "slide" for x in doc):  # one goes down a slide
                 continue
             obj = _pobj_lemma(t)
@@ -77,12 +98,18 @@ def spatial(doc) -> list[Candidate]:
                 continue
             put(changes, t, "on")
             emit(changes, "on-under")
-        elif word == "into" and t.dep_ == "prep" and _pobj_lemma(t) in lx.CONTAINERS and _moving(t.head):
+        elif word == "into" and t.dep_ == "prep" and _pobj_lemma(t) in lx.CONTAINERS and _moving(t.head) and not midair:
             if verb_lemma(t.head) == "fall" and _pobj_lemma(t) in lx.TERRAIN:  # "falling out of the snow"
                 continue
             put(changes, t, "out of")
             emit(changes, "into-out-of")
-        elif word == "out" and nxt == "of" and _pobj_lemma(doc[t.i + 1]) in lx.CONTAINERS and _moving(t.head):
+        elif (
+            word == "out"
+            and nxt == "of"
+            and _pobj_lemma(doc[t.i + 1]) in lx.CONTAINERS
+            and _moving(t.head)
+            and not midair
+        ):
             replace_span(changes, doc, t.i, t.i + 2, "into")
             emit(changes, "into-out-of")
         elif word == "onto" and t.dep_ == "prep" and child(t, "pobj") is not None and _moving(t.head):
@@ -92,7 +119,7 @@ def spatial(doc) -> list[Candidate]:
             word == "off"
             and nxt != "-"
             and t.dep_ == "prep"
-            and _pobj_lemma(t) not in (None, "leash", "ramp")
+            and _pobj_lemma(t) not in (None, *lx.OFF_FIXED)
             and _moving(t.head)
         ):  # "off-road"
             put(changes, t, "onto")

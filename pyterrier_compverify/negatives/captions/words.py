@@ -196,6 +196,17 @@ def concrete(token) -> bool:
 
 
 @cache
+def _place(lemma: str) -> bool:
+    synsets = _wordnet().synsets(lemma, "n")
+    return bool(synsets) and synsets[0].lexname() == "noun.location"
+
+
+def place(token) -> bool:
+    """A place (WordNet location: a town, a city, a field)."""
+    return _place(noun_lemma(token.lower_))
+
+
+@cache
 def _in_wordnet(term: str) -> bool:
     return bool(_wordnet().synsets(term))
 
