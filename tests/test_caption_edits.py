@@ -193,6 +193,13 @@ def test_each_kind(edits_of, kind, caption, expected, rule):
             "A man stands next to a dog while the dog jumps .",
             "A man stands next to two dogs while the dog jumps .",
         ),
+        ("count", "Two brown dogs sniff in the grass .", "One brown dog sniff in the grass ."),  # seventh reading
+        ("count", "Man kissing a woman 's neck .", "Man kissing two women 's neck ."),
+        (
+            "count",
+            "Three women , one young and one a child , walk .",
+            "Three women , one young and one two children , walk .",
+        ),
         ("spatial", "A dog leaps off a dock and into the water .", "A dog leaps onto a dock and into the water ."),
         (
             "spatial",

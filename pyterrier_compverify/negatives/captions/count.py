@@ -53,7 +53,7 @@ def _pluralisable(noun) -> bool:
     worn = [t for t in _own(noun) if t.lower_ in lx.CLOTHING and not is_plural(t)]
     if worn or any(t.lower_ == "with" and t.i > noun.i for t in noun.subtree):
         return False
-    if child(noun, "compound", "poss", "conj", "cc") is not None or noun.dep_ in ("conj", "compound"):
+    if child(noun, "compound", "poss", "conj", "cc") is not None or noun.dep_ in ("conj", "compound", "poss"):
         return False
     if any(t.lower_ in lx.THIRD_SINGULAR_PRONOUNS for t in doc[noun.i + 1 :]):
         return False
@@ -132,13 +132,15 @@ def count(doc) -> list[Candidate]:
         if det.dep_ == "det" and word in ("a", "an", "one") or det.dep_ == "nummod" and word == "one":
             if not _pluralisable(noun) or det.i + 1 < len(doc) and doc[det.i + 1].lower_ in ("few", "lot", "little"):
                 continue
+            if det.i > 0 and doc[det.i - 1].lower_ in NUMBERS:  # "one a child": a member named, not counted
+                continue
             changes: Changes = {}
             put(changes, det, "two")
             put(changes, noun, plural_noun(noun_lemma(noun.lower_)))
             if agree(changes, noun, to_plural=True):
                 out.append(make_edit(doc, changes, "count", "one-to-two"))
         elif det.dep_ == "nummod" and word in NUMBERS[1:] and noun.tag_ == "NNS":
-            if _named_members(noun):
+            if _named_members(noun) or noun.dep_ == "compound":  # "two brown dogs sniff": "sniff" read as the noun
                 continue
             value = NUMBERS.index(word) + 1
             for new in (value - 1, value + 1):
