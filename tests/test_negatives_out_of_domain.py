@@ -28,8 +28,9 @@ def outputs(gen, sentence, category):
     [
         ("The aircraft flew over the mountains.", "The aircraft flew under the mountains."),
         ("The fluid was stored under the floor.", "The fluid was stored over the floor."),
-        ("Properties below the curie point are treated.", "Properties above the curie point are treated."),
-        ("A dose of 200 mg/kg or above raised cholesterol.", "A dose of 200 mg/kg or below raised cholesterol."),
+        ("The jets exhaust in a direction below the wing.", "The jets exhaust in a direction above the wing."),
+        ("Winds were measured at heights above 200 km.", "Winds were measured at heights below 200 km."),  # a height
+        ("Pain was scored before and during therapy.", "Pain was scored after and during therapy."),
         ("The lamp over the bed is bright.", "The lamp under the bed is bright."),  # a thing placed by a thing
         ("The lamp was over the bed.", "The lamp was under the bed."),  # "be" with a physical subject
         ("The wires were placed under the control panel.", "The wires were placed over the control panel."),
@@ -57,6 +58,15 @@ def test_spatial_still_flips_places(gen, sentence, expected):
         "Gas flows in channels under transverse magnetic fields.",
         "Pressure measurements over blunt cones are presented.",  # across the cones
         "The temperature drops below a certain value.",  # "drops above" is no scene
+        # the fourth Cranfield reading (experiments/results/negatives-reading-4): values compared, not places
+        "Properties below the curie point are treated.",
+        "A dose of 200 mg/kg or above raised cholesterol.",
+        "Real-gas effects become important above a Mach number of about 10.",
+        "The column is loaded below the critical load.",
+        "The load over the whole surface of a wing can be calculated.",  # spread over it
+        "The solution had not been obtained before.",  # earlier, not a time order
+        "It is not quite such a good approximation as before.",
+        "There has been a tentative searching after the principles of such machines.",
     ],
 )
 def test_spatial_leaves_senses_that_are_not_places(gen, sentence):

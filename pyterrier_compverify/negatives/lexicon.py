@@ -130,12 +130,16 @@ POSITION_VERBS = set(
 )
 # verbs of a change in amount: "drops below 3 cm" flipped to "drops above 3 cm" says nothing coherent
 CHANGE_VERBS = set("decrease drop fall increase rise reduce raise lower climb grow".split())
+# "after" these (or their forms) means "for" or "in honour of", not later ("searching after", "named after")
+AFTER_VERBS = set("search seek look ask inquire name take".split())
 # what lies "over" a surface as flow or spread lies along or across it ("flow over a flat plate", "the distribution
 # of flares over the sun"): flipping it to "under" states no other arrangement
 OVER_ALONG = set(
     "flow layer stream distribution distribute spread average integrate integral sum vary variation range extend "
-    "scatter pass passage sweep".split()
+    "scatter pass passage sweep load loading".split()
 )
+# units of height or depth: "above 200 km" places a thing, where "above 200 mg/kg" compares values
+LENGTHS = set("m metre metres meter meters km kilometre kilometres ft foot feet mile miles".split())
 # words whose "to" is fixed, not a direction ("current parallel to a field", "normal to the wall")
 FIXED_TO = set(
     "parallel perpendicular normal tangent tangential orthogonal transverse close next relative according due "

@@ -5,10 +5,12 @@ from __future__ import annotations
 from .category import Category
 from .edit import Candidate
 from .lexicon import (
+    AFTER_VERBS,
     CHANGE_VERBS,
     DIRECTION_ADJECTIVES,
     FIXED_TO,
     FLIPS,
+    LENGTHS,
     MOTION_VERBS,
     OVER_ALONG,
     POSITION_VERBS,
@@ -37,8 +39,8 @@ def _physical(noun, roots=("object.n.01", "matter.n.03")) -> bool:
 
 
 def _over_under_ok(token) -> bool:
-    """Whether "over"/"under" compares a number ("over 50%") or places a physical thing: its object is one, and it
-    attaches to something that places it (:func:`_places`: a verb of motion or position, "be" with a physical
+    """Whether "over"/"under" places a physical thing: its object is one (not a number: "over 50%" compares values),
+    and it attaches to something that places it (:func:`_places`: a verb of motion or position, "be" with a physical
     subject, or another physical thing: "jumped over the fence", "the lamp over the bed"); not a load or condition
     ("under a uniform load", "under force systems") nor a flow or spread ("flow over a flat plate", "pressures over
     the surface")."""
@@ -53,9 +55,13 @@ def _over_under_ok(token) -> bool:
         return False
     if token.lower_ == "over" and _spread_along(token):
         return False
-    if pobj.like_num or pobj.text == "%" or any(c.dep_ == "nummod" for c in pobj.children):
-        return True
-    return _physical(pobj) and _places(token.head)
+    return not _a_value(pobj) and _physical(pobj) and _places(token.head)
+
+
+def _a_value(noun) -> bool:
+    """Whether the noun is a number or a numbered quantity ("50%", "200 mg/kg", "a Mach number of 10"): "above" or
+    "over" it compares values, which is no spatial relation."""
+    return noun.like_num or noun.text == "%" or any(c.dep_ == "nummod" for c in noun.children)
 
 
 def _places(head) -> bool:
@@ -121,21 +127,29 @@ def _flippable(token) -> bool:
         return token.pos_ in ("ADJ", "NOUN") and not (word == "right" and token.nbor(1).lower_ == "to")
     if word in ("over", "under"):
         return _over_under_ok(token)
-    if word in ("before", "after"):
-        return token.pos_ in ("ADP", "SCONJ", "ADV") and token.dep_ in ("prep", "mark", "advmod", "pcomp")
+    if word in ("before", "after"):  # not "as before" / "given before" (earlier), nor "searching after" (for)
+        if word == "after" and any(token.head.lower_.startswith(v) for v in AFTER_VERBS):
+            return False
+        kids = {c.dep_ for c in token.children}
+        if token.dep_ == "mark" or "conj" in kids:  # "after the drug was given", "before and during therapy"
+            return True
+        return token.dep_ in ("prep", "pcomp") and bool(kids & {"pobj", "pcomp"})
     if word in ("to", "from"):
         if token.dep_ != "prep" or token.head.lemma_.lower() not in MOTION_VERBS:
             return False
         if token.i > 0 and token.nbor(-1).lower_ in FIXED_TO:  # "carrying current parallel to a field"
             return False
         return not any(c.dep_ == "prep" and c.lower_ in ("to", "from") and c.i != token.i for c in token.head.children)
-    if word in ("above", "below"):  # with an object or after "or" ("200 mg/kg or above"); else a pointer in the text
-        if token.pos_ == "VERB":  # ("outlined below", "the above study")
+    if word in ("above", "below"):
+        # of a physical thing: not a pointer in the text ("outlined below", "the above study"), a change ("drops
+        # below 3 cm") or a value ("above a Mach number of 10", "below the curie point", "200 mg/kg or above")
+        if token.pos_ == "VERB" or token.head.lemma_.lower() in CHANGE_VERBS:
             return False
-        if token.head.lemma_.lower() in CHANGE_VERBS:  # "drops below 3 cm": "drops above" is no scene
+        pobj = next((c for c in token.children if c.dep_ == "pobj"), None)
+        if pobj is None or pobj.lemma_.lower() in UNDER_FORCES:  # "loaded below the critical load"
             return False
-        after_or = token.i > 0 and token.nbor(-1).lower_ == "or"
-        return after_or or any(c.dep_ in ("pobj", "pcomp") for c in token.children)
+        thing = _physical(pobj, roots=("object.n.01", "matter.n.03", *BODY))  # "below the wing"
+        return pobj.lower_ in LENGTHS or not _a_value(pobj) and thing  # "at heights above 200 km"
     if word in ("inside", "outside", "upstream", "downstream"):
         return token.pos_ != "VERB"
     return False
