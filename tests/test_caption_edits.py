@@ -219,6 +219,17 @@ def test_each_kind(edits_of, kind, caption, expected, rule):
         ),
         ("spatial", "A boy is in midair waiting to come back down .", "A boy is in midair waiting to come back up ."),
         ("spatial", "A girl dances in front of a colorful backdrop .", "A girl dances behind a colorful backdrop ."),
+        (
+            "spatial",
+            "A child racing down a snowy hill on an innertube",
+            "A child racing up a snowy hill on an innertube",
+        ),
+        ("spatial", "A couple posing in front of a picture wall .", "A couple posing behind a picture wall ."),
+        (
+            "spatial",
+            "A girl holds flowers in her right hand and others in her left hand .",
+            "A girl holds flowers in her right hand and others in her right hand .",
+        ),
         ("replace_rel", "A child smiles happily as he holds a bar .", "A child frowns happily as he holds a bar ."),
         ("replace_rel", "A dog jumping to catch a ball .", "A dog jumping to throw a ball ."),  # the dog is the doer
         ("replace_rel", "A man is sleeping in a subway car .", "A man is sitting in a subway car ."),  # both at once

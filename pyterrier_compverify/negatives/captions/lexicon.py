@@ -266,8 +266,10 @@ FLAT_PATHS = _words(
 # a backdrop a person stands in front of and cannot be behind ("in front of the mountain view", "... of the ocean")
 BACKDROPS = _words(
     "view views mountain mountains sky ocean sea lake sunset skyline horizon background scenery landscape waterfall "
-    "cliff cliffs backdrop"
+    "cliff cliffs backdrop mural painting picture poster wall beach"
 )
+# one goes only down on these ("racing down a snowy hill on an innertube", "down a slide")
+DOWNHILL_ONLY = _words("slide sled sledge toboggan innertube tube")
 # "off" these is no place left ("off a ramp", "air off a jump" launch from it; "off camera", "off leash" are fixed)
 OFF_FIXED = _words("leash ramp jump camera")
 BARRIERS = _words("fence bar rope net log pole hurdle barrier gate obstacle arch bridge branch")

@@ -52,6 +52,7 @@ def spatial(doc) -> list[Candidate]:
         out.append(make_edit(doc, changes, "spatial", rule))
 
     n = len(doc)
+    words = {t.lower_ for t in doc}
     midair = _in_midair(doc)  # "in midair, jumping into the water": not out of it; "waiting to come back down"
     for t in doc:
         word, nxt = t.lower_, (doc[t.i + 1].lower_ if t.i + 1 < n else "")
@@ -60,11 +61,12 @@ def spatial(doc) -> list[Candidate]:
         if word in ("left", "right") and t.tag_ in ("JJ", "NN"):
             side = t.dep_ == "amod" and noun_lemma(t.head.lower_) in _SIDES
             place = t.dep_ == "pobj" and t.head.lower_ in ("to", "on", "at", "from") and prev in ("the", "his", "her")
-            if side or place:
-                put(changes, t, "right" if word == "left" else "left")
+            other = "right" if word == "left" else "left"
+            if (side or place) and other not in words:  # "in her right hand ... in her left hand": not both right
+                put(changes, t, other)
                 emit(changes, "left-right")
         elif word in ("up", "down") and prev != "upside" and nxt not in ("to", "and", "at") and not midair:
-            if any(x.pos_ == "NOUN" and noun_lemma(x.lower_) == "slide" for x in doc):  # one goes down a slide
+            if any(x.pos_ == "NOUN" and noun_lemma(x.lower_) in lx.DOWNHILL_ONLY for x in doc):  # down a slide
                 continue
             obj = _pobj_lemma(t)
             if t.dep_ == "prep" and obj is not None:
