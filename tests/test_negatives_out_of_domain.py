@@ -31,6 +31,7 @@ def outputs(gen, sentence, category):
         ("The jets exhaust in a direction below the wing.", "The jets exhaust in a direction above the wing."),
         ("Winds were measured at heights above 200 km.", "Winds were measured at heights below 200 km."),  # a height
         ("Pain was scored before and during therapy.", "Pain was scored after and during therapy."),
+        ("Samples were taken after treatment.", "Samples were taken before treatment."),  # not "take after"
         ("The lamp over the bed is bright.", "The lamp under the bed is bright."),  # a thing placed by a thing
         ("The lamp was over the bed.", "The lamp was under the bed."),  # "be" with a physical subject
         ("The wires were placed under the control panel.", "The wires were placed over the control panel."),

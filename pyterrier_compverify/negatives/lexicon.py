@@ -130,8 +130,8 @@ POSITION_VERBS = set(
 )
 # verbs of a change in amount: "drops below 3 cm" flipped to "drops above 3 cm" says nothing coherent
 CHANGE_VERBS = set("decrease drop fall increase rise reduce raise lower climb grow".split())
-# "after" these (or their forms) means "for" or "in honour of", not later ("searching after", "named after")
-AFTER_VERBS = set("search seek look ask inquire name take".split())
+# "after" these means "for" or "in honour of", not later ("searching after", "named after")
+AFTER_VERBS = set("search seek look inquire name".split())
 # what lies "over" a surface as flow or spread lies along or across it ("flow over a flat plate", "the distribution
 # of flares over the sun"): flipping it to "under" states no other arrangement
 OVER_ALONG = set(

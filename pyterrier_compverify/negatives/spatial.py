@@ -128,7 +128,8 @@ def _flippable(token) -> bool:
     if word in ("over", "under"):
         return _over_under_ok(token)
     if word in ("before", "after"):  # not "as before" / "given before" (earlier), nor "searching after" (for)
-        if word == "after" and any(token.head.lower_.startswith(v) for v in AFTER_VERBS):
+        head = token.head
+        if word == "after" and (head.lemma_.lower() in AFTER_VERBS or head.lower_.removesuffix("ing") in AFTER_VERBS):
             return False
         kids = {c.dep_ for c in token.children}
         if token.dep_ == "mark" or "conj" in kids:  # "after the drug was given", "before and during therapy"

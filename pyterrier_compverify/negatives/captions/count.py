@@ -39,7 +39,7 @@ def _pluralisable(noun) -> bool:
     if noun.dep_ == "pobj" and noun.head.lower_ in ("on", "in", "inside", "into", "onto", "at", "off"):
         return False  # "jumps off a building": not off two
     if noun.dep_ == "dobj" and any(c.dep_ == "prt" and c.lower_ == "off" for c in noun.head.children):
-        return False
+        return False  # "jumps off a building", "off" read as a particle
     if any(_same_one(t, noun) for t in doc[noun.i + 1 :]):
         return False  # "next to a dog, while the dog jumps": "the dog" would have no referent
     if any(c.lower_ in ("lone", "single", "only", "solitary", "sole") for c in noun.lefts):
@@ -67,8 +67,23 @@ def _pluralisable(noun) -> bool:
 
 def _same_one(later, noun) -> bool:
     """Whether ``later`` names the noun again as the one already mentioned ("the dog"; not "another dog")."""
+    det = child(later, "det")
     same = later.pos_ == "NOUN" and noun_lemma(later.lower_) == noun_lemma(noun.lower_)
-    return same and child(later, "det") is not None and child(later, "det").lower_ in ("the", "this", "that")
+    return same and det is not None and det.lower_ in ("the", "this", "that")
+
+
+def _another_of(other, noun) -> bool:
+    """Whether "other" stands for another of the noun's group: alone ("punching the other") or before the same noun
+    ("the other woman"), not the counted noun itself ("the other two dogs") nor another thing ("the other side")."""
+    if other.dep_ != "amod":
+        return True
+    return other.head.i != noun.i and noun_lemma(other.head.lower_) == noun_lemma(noun.lower_)
+
+
+def _worn_by_several(token) -> bool:
+    """Whether the token is clothing in the plural that one person wears one of ("costumes", "jerseys"; not
+    "jeans", "boots")."""
+    return is_plural(token) and noun_class(token) == "clothing" and token.lower_ not in lx.PAIRS
 
 
 def _in_a_group(noun) -> bool:
@@ -83,11 +98,15 @@ def _own(noun) -> list:
 
 
 def _named_members(noun) -> bool:
-    """Whether the caption fixes the count by naming the members ("two dogs, a spaniel and a husky") or by "both"
-    or "the other" (two), so that another number contradicts it."""
+    """Whether the caption fixes the count by naming the members ("two dogs, a spaniel and a husky") or by "both" or
+    "the other" standing for them (two), so that another number contradicts it."""
     listed = any(c.dep_ == "appos" and child(c, "conj") is not None for c in noun.children)
-    words = [t.lower_ for t in noun.doc]
-    return listed or "both" in words or any(a == "the" and b == "other" for a, b in zip(words, words[1:]))
+    doc = noun.doc
+    both = any(t.lower_ == "both" and t.dep_ not in ("det", "predet") for t in doc)  # not "with both hands"
+    two = any(  # "one man punching the other", "the other woman"; not "on the other side"
+        t.lower_ == "other" and t.i > 0 and doc[t.i - 1].lower_ == "the" and _another_of(t, noun) for t in doc
+    )
+    return listed or both or two
 
 
 def _uses_a_single_thing(noun) -> bool:
@@ -118,8 +137,9 @@ def _doings(noun, heads: tuple[str, ...]) -> list:
     return [c for c in noun.children if c.dep_ == "acl"] + ([noun.head] if noun.dep_ in heads else [])
 
 
+# words that need more than one ("two dogs play, one is splashing": "one" of them; "in matching dresses")
 _PLURAL_ONLY_WORDS = frozenset(
-    "they them their themselves each both together other another between among matching".split()
+    "they them their themselves each both together other another between among matching one".split()
 )
 
 
@@ -155,9 +175,8 @@ def count(doc) -> list[Candidate]:
                 and child(noun, "conj", "cc") is None
                 and noun.dep_ != "conj"
                 and not any(t.lower_ in _PLURAL_ONLY_WORDS for t in doc)
-                and not any(t.lower_ == "one" and t.i != det.i for t in doc)  # "two dogs play, one is splashing"
                 and not _in_a_group(noun)
-                and not any(is_plural(t) and t.lower_ in lx.CLOTHING - lx.PAIRS for t in _own(noun))  # "in costumes"
+                and not any(_worn_by_several(t) for t in _own(noun))  # "two men in costumes"
             ):
                 changes = {}
                 put(changes, det, "one")

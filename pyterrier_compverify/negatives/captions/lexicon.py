@@ -51,7 +51,7 @@ CLOTHING = _words(
     "outfit gloves mask wetsuit jersey apron robe bandana headband tie"
 )
 PLURAL_ONLY = _words("jeans shorts pants trousers sunglasses goggles glasses")
-PAIRS = PLURAL_ONLY | _words("boots sandals shoes sneakers gloves socks skates skis")  # one person wears these
+PAIRS = PLURAL_ONLY | _words("boots sandals shoes sneakers gloves socks skates skis clothes")  # one wears these
 # things whose colour is a plausible detail
 COLOURABLE = CLOTHING | _words(
     "ball balls frisbee frisbees toy toys kite kites umbrella umbrellas balloon balloons bag bags backpack tent "
@@ -189,6 +189,7 @@ INTRANSITIVE_SWAPS = _pairs(
 )
 # said of a thing, these place it ("a town lies at the base of a hill"): sitting, lying or standing mean the same
 POSTURE_VERBS = _words("sit stand lie lay kneel crouch squat")
+MOOD_VERBS = _words("smile frown laugh cry")  # their swaps are moods: an adverb of mood fits only one of each pair
 MOOD_ADVERBS = _words("happily cheerfully joyfully gleefully merrily sadly tearfully")  # "smiles happily"
 TRANSITIVE_SWAPS = {  # lemma -> [(replacement, object classes or None for any non-living object)]
     "throw": [("catch", None)],

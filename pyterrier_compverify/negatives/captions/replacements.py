@@ -150,16 +150,17 @@ def _doer(verb):
     return agent_of(verb)
 
 
-def _placed_thing(subject) -> bool:
-    """Whether a subject is a thing (not a person, animal or group, nor a garment the parser took for one: "a girl in
-    shorts standing"), of which sitting, standing and lying all say only where it is."""
+def _placed_thing(doer) -> bool:
+    """Whether a doer is a thing (not a person, animal or group, nor a garment the parser took for one: "a girl in
+    shorts standing"), of which sitting, standing and lying all say only where it is ("a town lies", "a house
+    sitting on a hill")."""
     return (
-        subject.dep_ == "nsubj"
-        and subject.pos_ == "NOUN"
-        and (concrete(subject) or place(subject))
-        and not living(subject)
-        and noun_class(subject) != "clothing"
-        and noun_lemma(subject.lower_) not in lx.COLLECTIVE
+        doer.dep_ in ("nsubj", "ROOT")  # "a boat sitting in the water"; not "playing an instrument standing" (misparse)
+        and doer.pos_ == "NOUN"
+        and (concrete(doer) or place(doer))
+        and not living(doer)
+        and noun_class(doer) != "clothing"
+        and noun_lemma(doer.lower_) not in lx.COLLECTIVE
     )
 
 
@@ -179,8 +180,8 @@ def _fixed_use(verb, lemma: str, obj) -> bool:
         return True
     if lemma in lx.POSTURE_VERBS and agent is not None and _placed_thing(agent):  # "a town lies at the base of"
         return True
-    if any(c.dep_ == "advmod" and c.lower_ in lx.MOOD_ADVERBS for c in verb.children):  # "smiles happily"
-        return True
+    if lemma in lx.MOOD_VERBS and any(c.dep_ == "advmod" and c.lower_ in lx.MOOD_ADVERBS for c in verb.children):
+        return True  # "smiles happily" is not "frowns happily"
     along = [child(p, "pobj") for p in verb.children if p.dep_ == "prep" and p.lower_ in ("on", "along", "across")]
     if lemma == "walk" and any(t is not None and noun_lemma(t.lower_) in lx.NARROW_WALKS for t in along):
         return True

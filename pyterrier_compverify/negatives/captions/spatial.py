@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from . import lexicon as lx
 from .shared import Candidate, make_edit
 from .words import Changes, body_part, child, fix_article, living, noun_lemma, put, replace_span, verb_lemma
@@ -22,7 +24,7 @@ _DIRECTIONS = ("off", "from", "out", "into", "onto")
 
 def _clause_verb(token):
     """The nearest verb above ``token`` (``token``'s own head chain), or None at the root."""
-    while token.head is not token:
+    while token.head.i != token.i:
         token = token.head
         if token.pos_ == "VERB":
             return token
@@ -39,9 +41,9 @@ def _moving(head) -> bool:
 
 
 def _in_midair(doc) -> bool:
-    """Whether the caption shows someone in midair, where into / out of and up / down have one way only."""
-    words = [t.lower_ for t in doc]
-    return "midair" in words or "mid-air" in words or any(a == "mid" and b == "air" for a, b in zip(words, words[1:]))
+    """Whether the caption shows someone in midair ("midair", "mid-air", "mid air"), where into / out of and up /
+    down have one way only."""
+    return re.search(r"\bmid[- ]?air\b", doc.text.lower()) is not None
 
 
 def spatial(doc) -> list[Candidate]:

@@ -175,35 +175,25 @@ def noun_class(token) -> str | None:
 
 
 @cache
-def _body_part(lemma: str) -> bool:
+def _first_lexname(lemma: str) -> str | None:
+    """WordNet's lexicographer file of the noun's first sense ("noun.body", "noun.artifact", ...), or None."""
     synsets = _wordnet().synsets(lemma, "n")
-    return bool(synsets) and synsets[0].lexname() == "noun.body"
+    return synsets[0].lexname() if synsets else None
 
 
 def body_part(token) -> bool:
-    return _body_part(noun_lemma(token.lower_))
-
-
-@cache
-def _concrete(lemma: str) -> bool:
-    synsets = _wordnet().synsets(lemma, "n")
-    return bool(synsets) and synsets[0].lexname() in ("noun.artifact", "noun.object", "noun.food", "noun.plant")
+    return _first_lexname(noun_lemma(token.lower_)) == "noun.body"
 
 
 def concrete(token) -> bool:
     """A thing one can see and count (WordNet: artifact, object, food, plant), not an act or event."""
-    return token.lower_ in lx.COLOURABLE or _concrete(noun_lemma(token.lower_))
-
-
-@cache
-def _place(lemma: str) -> bool:
-    synsets = _wordnet().synsets(lemma, "n")
-    return bool(synsets) and synsets[0].lexname() == "noun.location"
+    kinds = ("noun.artifact", "noun.object", "noun.food", "noun.plant")
+    return token.lower_ in lx.COLOURABLE or _first_lexname(noun_lemma(token.lower_)) in kinds
 
 
 def place(token) -> bool:
     """A place (WordNet location: a town, a city, a field)."""
-    return _place(noun_lemma(token.lower_))
+    return _first_lexname(noun_lemma(token.lower_)) == "noun.location"
 
 
 @cache
