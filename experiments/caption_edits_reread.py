@@ -69,10 +69,12 @@ def draw(dev: pd.DataFrame, spare: pd.DataFrame, kind: str, rows: int, seed: int
     if len(sample) < rows:
         extra = spare[spare["kind"] == kind]
         extra = extra.sample(min(rows - len(sample), len(extra)), random_state=seed).assign(split="train")
+        train = f"drawn at random (seed {seed}) from edits of Flickr8k train captions"
         source = (
             f"rows 1-{len(sample)} are all {len(pool)} such edits of unread Flickr8k dev captions; rows "
-            f"{len(sample) + 1}-{len(sample) + len(extra)} are drawn at random (seed {seed}) from edits of Flickr8k "
-            "train captions"
+            f"{len(sample) + 1}-{len(sample) + len(extra)} are {train}"
+            if len(sample)
+            else f"no unread Flickr8k dev caption has such an edit; all rows are {train}"
         )
         sample = pd.concat([sample, extra])
     return sample.reset_index(drop=True), source
