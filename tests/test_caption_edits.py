@@ -234,6 +234,22 @@ def test_each_kind(edits_of, kind, caption, expected, rule):
             "A girl holds flowers in her right hand and others in her right hand .",
         ),
         ("count", "Two men in blue jerseys play soccer .", "One man in blue jerseys plays soccer ."),
+        # from the eighth reading's WRONG rows (experiments/results/caption-edits-8)
+        (
+            "count",
+            "Three dogs , two black one brown , are playing .",
+            "Four dogs , two black one brown , are playing .",
+        ),
+        (
+            "count",
+            "A playful puppy bites the shirt of a young boy .",
+            "A playful puppy bites the shirt of two young boys .",
+        ),
+        ("spatial", "A boy is sliding down in a red shirt .", "A boy is sliding up in a red shirt ."),
+        ("spatial", "A guy is going up for a lay-up .", "A guy is going down for a lay-up ."),
+        ("spatial", "A girl is leaning on a picnic table .", "A girl is leaning under a picnic table ."),
+        ("spatial", "The dog stands in front of the woods .", "The dog stands behind the woods ."),
+        ("spatial", "Two children walking down a sidewalk", "Two children walking up a sidewalk"),
         ("spatial", "A boy in mid-air jumps into the pool .", "A boy in mid-air jumps out of the pool ."),
         ("replace_rel", "A house sitting on a hill .", "A house standing on a hill ."),
         ("replace_rel", "A child smiles happily as he holds a bar .", "A child frowns happily as he holds a bar ."),

@@ -40,6 +40,9 @@ def _pluralisable(noun) -> bool:
         return False  # "jumps off a building": not off two
     if noun.dep_ == "dobj" and any(c.dep_ == "prt" and c.lower_ == "off" for c in noun.head.children):
         return False  # "jumps off a building", "off" read as a particle
+    owner = noun.head.head if noun.dep_ == "pobj" and noun.head.lower_ == "of" else None
+    if owner is not None and not is_plural(owner) and (noun_class(owner) == "clothing" or body_part(owner)):
+        return False  # "the shirt of a boy": not of two boys
     if any(_same_one(t, noun) for t in doc[noun.i + 1 :]):
         return False  # "next to a dog, while the dog jumps": "the dog" would have no referent
     if any(c.lower_ in ("lone", "single", "only", "solitary", "sole") for c in noun.lefts):
@@ -100,7 +103,10 @@ def _own(noun) -> list:
 def _named_members(noun) -> bool:
     """Whether the caption fixes the count by naming the members ("two dogs, a spaniel and a husky") or by "both" or
     "the other" standing for them (two), so that another number contradicts it."""
-    listed = any(c.dep_ == "appos" and child(c, "conj") is not None for c in noun.children)
+    listed = any(  # "two dogs, a spaniel and a husky"; "three dogs, two black one brown"
+        c.dep_ == "appos" and (child(c, "conj") is not None or sum(t.like_num for t in c.subtree) > 1)
+        for c in noun.children
+    )
     doc = noun.doc
     both = any(t.lower_ == "both" and t.dep_ not in ("det", "predet") for t in doc)  # not "with both hands"
     two = any(  # "one man punching the other", "the other woman"; not "on the other side"

@@ -267,7 +267,7 @@ FLAT_PATHS = _words(
 # a backdrop a person stands in front of and cannot be behind ("in front of the mountain view", "... of the ocean")
 BACKDROPS = _words(
     "view views mountain mountains sky ocean sea lake sunset skyline horizon background scenery landscape waterfall "
-    "cliff cliffs backdrop mural painting picture poster wall beach"
+    "cliff cliffs backdrop mural painting picture poster wall beach range scene woods forest"
 )
 # one goes only down on these ("racing down a snowy hill on an innertube", "down a slide")
 DOWNHILL_ONLY = _words("slide sled sledge toboggan innertube tube")

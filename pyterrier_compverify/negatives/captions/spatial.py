@@ -67,15 +67,16 @@ def spatial(doc) -> list[Candidate]:
             if (side or place) and other not in words:  # "in her right hand ... in her left hand": not both right
                 put(changes, t, other)
                 emit(changes, "left-right")
-        elif word in ("up", "down") and prev != "upside" and nxt not in ("to", "and", "at") and not midair:
+        elif word in ("up", "down") and prev != "upside" and nxt not in ("to", "and", "at", "for") and not midair:
             if any(x.pos_ == "NOUN" and noun_lemma(x.lower_) in lx.DOWNHILL_ONLY for x in doc):  # down a slide
                 continue
             obj = _pobj_lemma(t)
             if t.dep_ == "prep" and obj is not None:
                 ok = obj in lx.SLOPES and obj not in lx.FLAT_PATHS
             else:
-                after = child(t.head, "dobj")  # "run down a street": the path is the verb's object
+                after = child(t.head, "dobj", "npadvmod")  # "run down a street": the path is the verb's object
                 ok = t.dep_ in ("prt", "advmod") and t.head.lower_ in lx.UP_DOWN_VERBS and obj is None
+                ok = ok and verb_lemma(t.head) != "slide"  # "sliding down": not up
                 ok = ok and (after is None or noun_lemma(after.lower_) in lx.SLOPES)
             if ok:
                 put(changes, t, "down" if word == "up" else "up")
@@ -93,7 +94,7 @@ def spatial(doc) -> list[Candidate]:
             put(changes, t, "in front of")
             emit(changes, "front-behind")
         elif word == "on" and t.dep_ == "prep" and _pobj_lemma(t) in lx.UNDER_OK - {"tree"}:
-            if verb_lemma(t.head) == "ride":  # "riding on a toy truck": not under it
+            if verb_lemma(t.head) in ("ride", "lean"):  # "riding on a toy truck", "leaning on a table": not under it
                 continue
             put(changes, t, "under")
             emit(changes, "on-under")
