@@ -353,6 +353,9 @@ def test_paraphrase(gen):
     )
     # "fiscal" is a government's finances, not a patient's (the SciFact reading of stop 55)
     assert outputs(gen, "The financial burden of the disease was high.", "paraphrase") == {}
+    # judging words whose synonym says more or else (the second SciFact paraphrase reading, stop 56)
+    assert outputs(gen, "The basis for this remarkable variation is unclear.", "paraphrase") == {}
+    assert outputs(gen, "There was a striking increase in body mass index.", "paraphrase") == {}
 
 
 def test_registry_holds_the_four_categories():

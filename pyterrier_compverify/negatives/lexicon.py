@@ -175,9 +175,10 @@ WN_POS = {"NOUN": "n", "VERB": "v", "ADJ": "a"}
 # the wrong sense too often ("detected" -> "noticed", "excluded" -> "omitted", "cluster" -> "clump")
 SYNONYM_POS = ("ADJ",)
 # words whose everyday first WordNet sense is not their scientific one ("significant" -> "important",
-# "results" -> "effects", "differentiate" -> "distinguish", "study" -> "survey", "culture" -> "civilization")
+# "results" -> "effects", "differentiate" -> "distinguish", "study" -> "survey", "culture" -> "civilization"), and
+# judging words whose WordNet synonym says more or else ("remarkable" -> "singular", "striking" -> "spectacular")
 TECHNICAL = set(
-    "mixed extended prolonged endless sundry financial "
+    "mixed extended prolonged endless sundry financial remarkable striking reasonable prominent spiritual "
     "significant result study differentiate express expression culture model control trial subject case rate level "
     "activity response effect analysis treatment condition factor group cell power mean normal positive negative "
     "sensitive resistant association interaction signal sign mark marker development report stress state order "
