@@ -406,19 +406,11 @@ def judged_topics(collection):
     """The collection's topics and qrels, or a ValueError naming its sub-ids that have them (an id such as
     ``irds:beir/scifact`` is a corpus only; its test split ``irds:beir/scifact/test`` has queries); a download
     that fails for want of a network is a FileNotFoundError naming ``--data-dir``."""
-    import requests
+    from .datasets.collection import network_hint
 
     try:
-        return collection.topics(), collection.qrels()
-    except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as e:
-        from .datasets.local import DATA_ENV
-
-        name = collection.dataset_id.removeprefix("irds:")
-        layout = " (NanoBEIR: DIR/nanobeir/Nano<Name>/{corpus,queries,qrels}/...)" if name.startswith("nano-") else ""
-        raise FileNotFoundError(
-            f"cannot download {collection.dataset_id} ({type(e).__name__}); without a network, point compverify at a "
-            f"local copy with --data-dir DIR or the {DATA_ENV} variable{layout}"
-        ) from None
+        with network_hint(collection.dataset_id):
+            return collection.topics(), collection.qrels()
     except NotImplementedError:
         import ir_datasets
 

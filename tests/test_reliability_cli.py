@@ -83,6 +83,30 @@ def test_a_download_without_network_names_the_data_dir_option(monkeypatch, tmp_p
     )
 
 
+def test_a_corpus_download_without_network_is_one_line_too(monkeypatch, tmp_path, capsys):
+    """ir_datasets downloads a corpus on its first document and wraps the network error in a RuntimeError."""
+    import requests
+
+    from pyterrier_compverify.datasets.collection import Collection
+
+    def documents():
+        error = requests.exceptions.ConnectionError("Failed to resolve 'mirror.ir-datasets.com'")
+        raise RuntimeError("All download sources failed", [("RequestsDownload(...)", error)])
+        yield  # a generator, as ir_datasets' corpus iterators are
+
+    class Offline:
+        def get_corpus_iter(self, verbose=False):
+            return documents()
+
+    monkeypatch.setattr(Collection, "dataset", Offline())
+    monkeypatch.chdir(tmp_path)
+    err = _one_line_error(["negatives", "out.jsonl", "--sentences", "irds:vaswani"], capsys)
+    assert err == (
+        "compverify negatives: error: cannot download irds:vaswani (ConnectionError); without a network, point "
+        "compverify at a local copy with --data-dir DIR or the COMPVERIFY_DATA variable"
+    )
+
+
 def test_d13_tsv_quotes_are_ordinary_characters_and_do_not_merge_rows(tmp_path):
     from pyterrier_compverify.training import load_triplets
 
