@@ -409,7 +409,7 @@ def judged_topics(collection):
     from .datasets.collection import network_hint
 
     try:
-        with network_hint(collection.dataset_id):
+        with network_hint(getattr(collection, "dataset_id", "the collection")):  # test collections have no id
             return collection.topics(), collection.qrels()
     except NotImplementedError:
         import ir_datasets

@@ -246,6 +246,7 @@ def test_each_kind(edits_of, kind, caption, expected, rule):
             "A playful puppy bites the shirt of two young boys .",
         ),
         ("spatial", "A boy is sliding down in a red shirt .", "A boy is sliding up in a red shirt ."),
+        ("spatial", "A boy is sliding down a hill on his stomach .", "A boy is sliding up a hill on his stomach ."),
         ("spatial", "A guy is going up for a lay-up .", "A guy is going down for a lay-up ."),
         ("spatial", "A girl is leaning on a picnic table .", "A girl is leaning under a picnic table ."),
         ("spatial", "The dog stands in front of the woods .", "The dog stands behind the woods ."),

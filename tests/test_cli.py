@@ -253,7 +253,7 @@ def test_an_unreachable_data_file_is_a_missing_file_naming_the_data_dir_option(m
     monkeypatch.setattr(urllib.request, "urlretrieve", offline)
     monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path))
     with pytest.raises(
-        FileNotFoundError, match=r"cannot download https://x/y.json \(<urlopen error network .*--data-dir"
+        FileNotFoundError, match=r"cannot download https://x/y.json \(URLError\); without a network.*--data-dir"
     ):
         local.source_file("nearmiss/y.json", "https://x/y.json")
     assert not list(tmp_path.rglob("y.json*"))  # no partial download left

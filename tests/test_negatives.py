@@ -356,6 +356,8 @@ def test_paraphrase(gen):
     # judging words whose synonym says more or else (the second SciFact paraphrase reading, stop 56)
     assert outputs(gen, "The basis for this remarkable variation is unclear.", "paraphrase") == {}
     assert outputs(gen, "There was a striking increase in body mass index.", "paraphrase") == {}
+    assert outputs(gen, "Factors for age must be included for reasonable prediction.", "paraphrase") == {}
+    assert outputs(gen, "Psychological and spiritual distress were common.", "paraphrase") == {}
 
 
 def test_registry_holds_the_four_categories():

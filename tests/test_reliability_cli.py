@@ -3,6 +3,8 @@ one test each, named after the defect; the others are in test_reliability.py."""
 
 from __future__ import annotations
 
+import urllib.error
+
 import pandas as pd
 import pytest
 
@@ -78,8 +80,8 @@ def test_a_download_without_network_names_the_data_dir_option(monkeypatch, tmp_p
     err = _one_line_error(["evaluate", "irds:nano-beir/scifact"], capsys)
     assert err == (
         "compverify evaluate: error: cannot download irds:nano-beir/scifact (ConnectionError); without a network, "
-        "point compverify at a local copy with --data-dir DIR or the COMPVERIFY_DATA variable (NanoBEIR: "
-        "DIR/nanobeir/Nano<Name>/{corpus,queries,qrels}/...)"
+        "point compverify at a local copy with --data-dir DIR, cv.setup_local_data(DIR) or the COMPVERIFY_DATA "
+        "variable (NanoBEIR: DIR/nanobeir/Nano<Name>/{corpus,queries,qrels}/...)"
     )
 
 
@@ -103,8 +105,36 @@ def test_a_corpus_download_without_network_is_one_line_too(monkeypatch, tmp_path
     err = _one_line_error(["negatives", "out.jsonl", "--sentences", "irds:vaswani"], capsys)
     assert err == (
         "compverify negatives: error: cannot download irds:vaswani (ConnectionError); without a network, point "
-        "compverify at a local copy with --data-dir DIR or the COMPVERIFY_DATA variable"
+        "compverify at a local copy with --data-dir DIR, cv.setup_local_data(DIR) or the COMPVERIFY_DATA variable"
     )
+
+
+class LocalDownload:  # ir_datasets' name for the source that is a file already on disk
+    pass
+
+
+@pytest.mark.parametrize(
+    "error, network",
+    [
+        (urllib.error.URLError("name resolution"), True),
+        (urllib.error.HTTPError("https://x", 404, "Not Found", None, None), False),  # the server answered
+        (OSError(28, "No space left on device"), False),
+        (RuntimeError("All download sources failed", [("mirror", ConnectionRefusedError())]), True),
+        (RuntimeError("All download sources failed", [("mirror", OSError("md5 mismatch"))]), False),  # a checksum
+        # the local file is missing, the mirrors are out of reach: still no network
+        (
+            RuntimeError(
+                "All download sources failed", [(LocalDownload(), FileNotFoundError()), ("m", TimeoutError())]
+            ),
+            True,
+        ),
+        (RuntimeError("something else"), False),
+    ],
+)
+def test_only_a_missing_network_is_called_one(error, network):
+    from pyterrier_compverify.datasets.local import network_error
+
+    assert (network_error(error) is not None) == network
 
 
 def test_d13_tsv_quotes_are_ordinary_characters_and_do_not_merge_rows(tmp_path):

@@ -21,41 +21,20 @@ TITLE_FIELDS = ("title", "headline")
 _LOWERCASE_PREFIXES = ("irds:compverify/capretrieval/",)
 
 
-def _download_failed(error: BaseException) -> bool:
-    """Whether ``error`` is a download that found no network: requests' connection error or timeout, or
-    ir_datasets' "All download sources failed" (which wraps them)."""
-    import requests
-
-    if isinstance(error, (requests.exceptions.ConnectionError, requests.exceptions.Timeout)):
-        return True
-    return isinstance(error, RuntimeError) and bool(error.args) and error.args[0] == "All download sources failed"
-
-
-def _cause_name(error: BaseException) -> str:
-    """The name of the network error behind ``error`` (ir_datasets lists each source with its error)."""
-    sources = error.args[1] if isinstance(error, RuntimeError) and len(error.args) > 1 else None
-    if isinstance(sources, list) and sources and isinstance(sources[0], tuple) and len(sources[0]) == 2:
-        error = sources[0][1]
-    return type(error).__name__
-
-
 @contextmanager
 def network_hint(dataset_id: str):
-    """Turn a download that fails for want of a network (:func:`_download_failed`) into a one-line
+    """Turn a download of the dataset that found no network (:func:`.local.network_error`) into the one-line
     FileNotFoundError that names ``--data-dir`` and ``COMPVERIFY_DATA`` (and NanoBEIR's local layout)."""
+    from .local import network_error, offline_error
+
     try:
         yield
     except (RuntimeError, OSError) as e:
-        if not _download_failed(e):
+        if network_error(e) is None:
             raise
-        from .local import DATA_ENV
-
         name = dataset_id.removeprefix("irds:")
         layout = " (NanoBEIR: DIR/nanobeir/Nano<Name>/{corpus,queries,qrels}/...)" if name.startswith("nano-") else ""
-        raise FileNotFoundError(
-            f"cannot download {dataset_id} ({_cause_name(e)}); without a network, point compverify at a local copy "
-            f"with --data-dir DIR or the {DATA_ENV} variable{layout}"
-        ) from None
+        raise offline_error(dataset_id, e, layout) from None
 
 
 @dataclass
@@ -107,9 +86,9 @@ class Collection:
         """Dicts with ``docno`` and ``text``; with a ``len`` where the dataset knows its size (progress totals). A
         download that fails for want of a network, now or while iterating, is a one-line FileNotFoundError
         (:func:`network_hint`)."""
-        if self.dataset_id == "vaswani":
-            return _vaswani_docs(self.dataset.get_corpus()[0], self._text)
-        with network_hint(self.dataset_id):
+        with network_hint(self.dataset_id):  # PyTerrier's Vaswani downloads here, ir_datasets' on a first document
+            if self.dataset_id == "vaswani":
+                return _vaswani_docs(self.dataset.get_corpus()[0], self._text)
             corpus = self.dataset.get_corpus_iter(verbose=False)
             total = corpus_length(corpus)
         docs = self._downloading(self._title_and_text(corpus))

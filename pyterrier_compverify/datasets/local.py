@@ -106,14 +106,45 @@ def source_file(relative: str, url: str) -> Path:
         tmp = cached.with_name(cached.name + ".tmp")
         try:
             urllib.request.urlretrieve(url, tmp)
-        except (urllib.error.URLError, ConnectionError, TimeoutError) as e:  # the network, not the disk
+        except OSError as e:
             tmp.unlink(missing_ok=True)
-            raise FileNotFoundError(
-                f"cannot download {url} ({e}); without a network, point compverify at a local copy with "
-                f"--data-dir DIR, cv.setup_local_data(DIR) or the {DATA_ENV} variable (DIR/{relative})"
-            ) from e
+            if network_error(e) is None:  # the disk, or a refusal: not a missing network
+                raise
+            raise offline_error(url, e, f" (DIR/{relative})") from e
         os.replace(tmp, cached)
     return cached
+
+
+def network_error(error: BaseException) -> BaseException | None:
+    """The error of a download that found no network, or None: a connection error or time-out (requests', urllib's
+    URLError but not its HTTPError, the built-in ones), or ir_datasets' "All download sources failed" where every
+    source but a local file failed so (then the first of those errors). A checksum mismatch, an HTTP error or a full
+    disk is not a missing network."""
+    if isinstance(error, RuntimeError) and error.args and error.args[0] == "All download sources failed":
+        sources = error.args[1] if len(error.args) > 1 and isinstance(error.args[1], list) else []
+        pairs = [p for p in sources if isinstance(p, tuple) and len(p) == 2]
+        found = [network_error(e) for source, e in pairs if type(source).__name__ != "LocalDownload"]
+        return found[0] if found and all(found) else None
+    if isinstance(error, urllib.error.HTTPError):
+        return None
+    import requests
+
+    network = (urllib.error.URLError, ConnectionError, TimeoutError)
+    return (
+        error
+        if isinstance(error, (*network, requests.exceptions.ConnectionError, requests.exceptions.Timeout))
+        else None
+    )
+
+
+def offline_error(what: str, error: BaseException, where: str = "") -> FileNotFoundError:
+    """The one-line error for a download of ``what`` that found no network: it names the local-copy options
+    (``where``: the layout the copy needs)."""
+    cause = type(network_error(error) or error).__name__
+    return FileNotFoundError(
+        f"cannot download {what} ({cause}); without a network, point compverify at a local copy with --data-dir DIR, "
+        f"cv.setup_local_data(DIR) or the {DATA_ENV} variable{where}"
+    )
 
 
 def setup_from_environment() -> None:

@@ -101,8 +101,9 @@ def _own(noun) -> list:
 
 
 def _named_members(noun) -> bool:
-    """Whether the caption fixes the count by naming the members ("two dogs, a spaniel and a husky") or by "both" or
-    "the other" standing for them (two), so that another number contradicts it."""
+    """Whether the caption fixes the count by naming the members ("two dogs, a spaniel and a husky"), by counting them
+    again ("three dogs, two black one brown") or by "both" or "the other" standing for them (two), so that another
+    number contradicts it."""
     listed = any(  # "two dogs, a spaniel and a husky"; "three dogs, two black one brown"
         c.dep_ == "appos" and (child(c, "conj") is not None or sum(t.like_num for t in c.subtree) > 1)
         for c in noun.children

@@ -70,13 +70,15 @@ def spatial(doc) -> list[Candidate]:
         elif word in ("up", "down") and prev != "upside" and nxt not in ("to", "and", "at", "for") and not midair:
             if any(x.pos_ == "NOUN" and noun_lemma(x.lower_) in lx.DOWNHILL_ONLY for x in doc):  # down a slide
                 continue
+            if verb_lemma(t.head) == "slide":  # "sliding down a hill": not up
+                continue
             obj = _pobj_lemma(t)
             if t.dep_ == "prep" and obj is not None:
                 ok = obj in lx.SLOPES and obj not in lx.FLAT_PATHS
             else:
-                after = child(t.head, "dobj", "npadvmod")  # "run down a street": the path is the verb's object
+                # "run down a street": the path is the verb's object (or an adverbial noun: "walking down a sidewalk")
+                after = child(t.head, "dobj", "npadvmod")
                 ok = t.dep_ in ("prt", "advmod") and t.head.lower_ in lx.UP_DOWN_VERBS and obj is None
-                ok = ok and verb_lemma(t.head) != "slide"  # "sliding down": not up
                 ok = ok and (after is None or noun_lemma(after.lower_) in lx.SLOPES)
             if ok:
                 put(changes, t, "down" if word == "up" else "up")
