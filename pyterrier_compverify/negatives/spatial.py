@@ -59,8 +59,9 @@ def _over_under_ok(token) -> bool:
 
 
 def _a_value(noun) -> bool:
-    """Whether the noun is a number or a numbered quantity ("50%", "200 mg/kg", "a Mach number of 10"): "above" or
-    "over" it compares values, which is no spatial relation."""
+    """Whether the noun is a number or a numbered quantity ("50%", "200 mg/kg", "3 cm"): "above" or "over"
+    it compares values, which is no spatial relation (an unnumbered quantity such as "a Mach number of 10" is left out
+    as not physical)."""
     return noun.like_num or noun.text == "%" or any(c.dep_ == "nummod" for c in noun.children)
 
 
