@@ -40,7 +40,7 @@ def _pluralisable(noun) -> bool:
         return False  # "jumps off a building": not off two
     if noun.dep_ == "dobj" and any(c.dep_ == "prt" and c.lower_ == "off" for c in noun.head.children):
         return False  # "jumps off a building", "off" read as a particle
-    owner = noun.head.head if noun.dep_ == "pobj" and noun.head.lower_ == "of" else None
+    owner = _of_what(noun)
     if owner is not None and not is_plural(owner) and (noun_class(owner) == "clothing" or body_part(owner)):
         return False  # "the shirt of a boy": not of two boys
     if any(_same_one(t, noun) for t in doc[noun.i + 1 :]):
@@ -89,9 +89,15 @@ def _worn_by_several(token) -> bool:
     return is_plural(token) and noun_class(token) == "clothing" and token.lower_ not in lx.PAIRS
 
 
+def _of_what(noun):
+    """The noun that "of" ties this one to ("the shirt of a boy", "a group of four boys"), or None."""
+    return noun.head.head if noun.dep_ == "pobj" and noun.head.lower_ == "of" else None
+
+
 def _in_a_group(noun) -> bool:
     """Whether the noun counts the members of a group ("a group of four boys": not "a group of one boy")."""
-    return noun.dep_ == "pobj" and noun.head.lower_ == "of" and noun_lemma(noun.head.head.lower_) in lx.COLLECTIVE
+    group = _of_what(noun)
+    return group is not None and noun_lemma(group.lower_) in lx.COLLECTIVE
 
 
 def _own(noun) -> list:
