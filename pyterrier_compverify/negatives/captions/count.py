@@ -33,7 +33,9 @@ def _pluralisable(noun) -> bool:
     if noun_class(noun) == "clothing" or noun.lower_ in lx.TERRAIN or body_part(noun):
         return False
     if not living(noun) and not (
-        noun.dep_ == "dobj" and verb_lemma(noun.head) not in ("ride", "wear", "drive") and concrete(noun)
+        noun.dep_ == "dobj"
+        and verb_lemma(noun.head) not in ("ride", "wear", "drive", "row", "paddle", "steer")
+        and concrete(noun)
     ):
         return False
     if noun.dep_ == "pobj" and noun.head.lower_ in ("on", "in", "inside", "into", "onto", "at", "off"):
@@ -53,6 +55,8 @@ def _pluralisable(noun) -> bool:
         return False  # "plays two violins"; "the arm of two men who has on gear": the relative clause would not agree
     if person(noun) and _uses_a_single_thing(noun):
         return False
+    if any(t.lower_ == "their" and t.dep_ == "poss" and _one_per_owner(t.head) for t in doc[noun.i + 1 :]):
+        return False  # "a snowboarder on their snowboard": two would not share one
     worn = [t for t in _own(noun) if t.lower_ in lx.CLOTHING and not is_plural(t)]
     if worn or any(t.lower_ == "with" and t.i > noun.i for t in noun.subtree):
         return False
@@ -87,6 +91,20 @@ def _worn_by_several(token) -> bool:
     """Whether the token is clothing in the plural that one person wears one of ("costumes", "jerseys"; not
     "jeans", "boots")."""
     return is_plural(token) and noun_class(token) == "clothing" and token.lower_ not in lx.PAIRS
+
+
+def _one_per_owner(token) -> bool:
+    """Whether the token is one thing of which each owner has their own: a body part, a garment or a thing one
+    person rides or uses, in the singular ("their head", "their snowboard")."""
+    singular = not is_plural(token) and token.tag_ == "NN"
+    own = body_part(token) or noun_class(token) == "clothing" or noun_lemma(token.lower_) in lx.SINGLE_USER_THINGS
+    return singular and own
+
+
+def _one_each(token) -> bool:
+    """Whether the token is a plural of things that each of a group has one of ("men on mountain bikes", "dogs with
+    collars"): one of them would not have several."""
+    return is_plural(token) and noun_lemma(token.lower_) in lx.SINGLE_USER_THINGS | lx.ANIMAL_GEAR
 
 
 def _of_what(noun):
@@ -189,7 +207,7 @@ def count(doc) -> list[Candidate]:
                 and noun.dep_ != "conj"
                 and not any(t.lower_ in _PLURAL_ONLY_WORDS for t in doc)
                 and not _in_a_group(noun)
-                and not any(_worn_by_several(t) for t in _own(noun))  # "two men in costumes"
+                and not any(_worn_by_several(t) or _one_each(t) for t in _own(noun))  # "in costumes", "on bikes"
             ):
                 changes = {}
                 put(changes, det, "one")

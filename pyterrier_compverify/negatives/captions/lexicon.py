@@ -235,6 +235,7 @@ SINGLE_USER_THINGS = _words(
     "skateboard bike bicycle chair stool swing scooter surfboard snowboard sled motorcycle unicycle rifle gun camera "
     "guitar violin trumpet saxophone flute cello"
 )
+ANIMAL_GEAR = _words("collar leash harness muzzle")  # an animal has one of each
 FETCH_THINGS = _words("ball stick frisbee")  # replaced only where something plays with them
 FETCH_VERBS = _words("throw catch chase fetch carry hold kick play toss retrieve grab bite")
 BALLS = _words("ball balls football soccerball basketball volleyball frisbee")

@@ -281,6 +281,38 @@ def _misparsed(noun) -> bool:
     return noun.dep_ in ("nsubj", "nsubjpass") and noun.head.dep_ in ("pobj", "dobj")
 
 
+def _hidden_verb(token, to_plural: bool) -> bool:
+    """Whether the parse took a finite verb for a bare noun ("rides a toy and smiles", "two dogs tug on a towel"):
+    tied by "and" or as an apposition, with no word of its own before it, a word WordNet has as a verb, in the form
+    the subject's old number takes (old singular "smiles", old plural "talk")."""
+    if token.pos_ != "NOUN" or token.dep_ not in ("conj", "appos") or any(c.i < token.i for c in token.children):
+        return False
+    return (token.tag_ == "NNS" if to_plural else token.tag_ == "NN") and _mostly_verb(token.lower_)
+
+
+@cache
+def _mostly_verb(word: str) -> bool:
+    """Whether WordNet's tagged-text counts have the word more often as a verb than as a noun ("smiles", "talk";
+    not "trees", "wave")."""
+    wn = _wordnet()
+
+    def uses(pos: str) -> int:
+        lemma = wn.morphy(word, pos)
+        return sum(x.count() for s in wn.synsets(word, pos) for x in s.lemmas() if x.name().lower() == lemma)
+
+    return uses("v") > uses("n")
+
+
+def _present_form(verb) -> str | None:
+    """The lemma of a verb tagged base form or participle whose form is also the plural present ("two girls with
+    balloons run", "run" read as a participle), or None."""
+    if any(c.dep_ in ("aux", "auxpass") for c in verb.children):  # "can run", "to run": no agreement
+        return None
+    if _wordnet().morphy(verb.lower_, "v") != verb.lower_:  # "rolled", a misspelt "approachs": not a base form
+        return None
+    return _verb_lemma(verb.lower_, "VBP", verb.lemma_.lower())
+
+
 def agree(changes: Changes, noun, to_plural: bool) -> bool:
     """Make the verb of subject ``noun`` agree with its new number; False when that cannot be done safely."""
     table = _TO_PLURAL if to_plural else _TO_SINGULAR
@@ -291,6 +323,9 @@ def agree(changes: Changes, noun, to_plural: bool) -> bool:
         return True
     if _misparsed(noun):
         return False
+    clause = noun.head.subtree if noun.dep_ in ("nsubj", "nsubjpass") else noun.subtree if noun.dep_ == "ROOT" else ()
+    if any(t.i > noun.i and _hidden_verb(t, to_plural) for t in clause):
+        return False  # its verb would keep the old number
     if noun.dep_ not in ("nsubj", "nsubjpass"):
         return True
     if child(noun, "conj") is not None or noun.dep_ == "conj":
@@ -312,8 +347,8 @@ def agree(changes: Changes, noun, to_plural: bool) -> bool:
             continue
         if verb.lower_ in table and verb.pos_ == "AUX":
             put(changes, verb, table[verb.lower_])
-        elif verb.tag_ in ("VBZ", "VBP"):
-            lemma = verb_lemma(verb)
+        elif verb.tag_ in ("VBZ", "VBP") or verb.tag_ in ("VB", "VBN") and _present_form(verb):
+            lemma = verb_lemma(verb) or _present_form(verb)
             if lemma is None or lemma == "be":
                 return False
             put(changes, verb, inflect_verb(lemma, "VBP" if to_plural else "VBZ"))
