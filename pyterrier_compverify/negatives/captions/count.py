@@ -34,7 +34,7 @@ def _pluralisable(noun) -> bool:
         return False
     if not living(noun) and not (
         noun.dep_ == "dobj"
-        and verb_lemma(noun.head) not in ("ride", "wear", "drive", "row", "paddle", "steer")
+        and verb_lemma(noun.head) not in ("ride", "wear", "drive", "row", "paddle", "steer", "do", "perform")
         and concrete(noun)
     ):
         return False
@@ -103,8 +103,19 @@ def _one_per_owner(token) -> bool:
 
 def _one_each(token) -> bool:
     """Whether the token is a plural of things that each of a group has one of ("men on mountain bikes", "dogs with
-    collars"): one of them would not have several."""
-    return is_plural(token) and noun_lemma(token.lower_) in lx.SINGLE_USER_THINGS | lx.ANIMAL_GEAR
+    collars", "girls ride horses"): one of them would not have several."""
+    if not is_plural(token):
+        return False
+    ridden = token.dep_ == "dobj" and verb_lemma(token.head) == "ride"
+    ridden_on = token.dep_ == "pobj" and token.head.lower_ == "on" and verb_lemma(token.head.head) == "ride"
+    return ridden or ridden_on or noun_lemma(token.lower_) in lx.SINGLE_USER_THINGS | lx.ANIMAL_GEAR
+
+
+def _clause(noun) -> list:
+    """The tokens after the noun in what it is the subject of (its verb's subtree, conjoined verbs included), or in
+    its own subtree where it heads the caption."""
+    tokens = noun.head.subtree if noun.dep_ in ("nsubj", "nsubjpass") else noun.subtree
+    return [t for t in tokens if t.i > noun.i]
 
 
 def _of_what(noun):
@@ -126,18 +137,20 @@ def _own(noun) -> list:
 
 def _named_members(noun) -> bool:
     """Whether the caption fixes the count by naming the members ("two dogs, a spaniel and a husky"), by counting them
-    again ("three dogs, two black one brown") or by "both" or "the other" standing for them (two), so that another
-    number contradicts it."""
+    again ("three dogs, two black one brown", "three dogs run, two playing") or by "both" or "the other" standing for
+    them (two), so that another number contradicts it."""
     listed = any(  # "two dogs, a spaniel and a husky"; "three dogs, two black one brown"
         c.dep_ == "appos" and (child(c, "conj") is not None or sum(t.like_num for t in c.subtree) > 1)
         for c in noun.children
     )
     doc = noun.doc
+    # "three dogs run, two playing": a number standing for some of them
+    some = any(t.lower_ in NUMBERS[1:] and t.dep_ != "nummod" and t.i > noun.i for t in doc)
     both = any(t.lower_ == "both" and t.dep_ not in ("det", "predet") for t in doc)  # not "with both hands"
     two = any(  # "one man punching the other", "the other woman"; not "on the other side"
         t.lower_ == "other" and t.i > 0 and doc[t.i - 1].lower_ == "the" and _another_of(t, noun) for t in doc
     )
-    return listed or both or two
+    return listed or some or both or two
 
 
 def _uses_a_single_thing(noun) -> bool:
@@ -207,7 +220,8 @@ def count(doc) -> list[Candidate]:
                 and noun.dep_ != "conj"
                 and not any(t.lower_ in _PLURAL_ONLY_WORDS for t in doc)
                 and not _in_a_group(noun)
-                and not any(_worn_by_several(t) or _one_each(t) for t in _own(noun))  # "in costumes", "on bikes"
+                and not any(_worn_by_several(t) for t in _own(noun))  # "two men in costumes"
+                and not any(_one_each(t) for t in _clause(noun))  # "on bikes", "riding on bicycles", "ride horses"
             ):
                 changes = {}
                 put(changes, det, "one")

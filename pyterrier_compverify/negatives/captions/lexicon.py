@@ -232,8 +232,8 @@ ONE_OBJECT_VERBS = _words("ride sit wear drive play kick catch serve swing hit f
 ONE_WAY_VERBS = _words("herd")  # a dog herds sheep, a cow does not herd a dog
 # things one person rides, sits on or plays at a time: "two men sit on a chair", "a woman plays two violins"
 SINGLE_USER_THINGS = _words(
-    "skateboard bike bicycle chair stool swing scooter surfboard snowboard sled motorcycle unicycle rifle gun camera "
-    "guitar violin trumpet saxophone flute cello"
+    "skateboard bike bicycle tricycle chair stool swing scooter surfboard snowboard wakeboard bodyboard sled "
+    "motorcycle unicycle rifle gun camera guitar violin trumpet saxophone flute cello"
 )
 ANIMAL_GEAR = _words("collar leash harness muzzle")  # an animal has one of each
 FETCH_THINGS = _words("ball stick frisbee")  # replaced only where something plays with them

@@ -282,10 +282,14 @@ def _misparsed(noun) -> bool:
 
 
 def _hidden_verb(token, to_plural: bool) -> bool:
-    """Whether the parse took a finite verb for a bare noun ("rides a toy and smiles", "two dogs tug on a towel"):
-    tied by "and" or as an apposition, with no word of its own before it, a word WordNet has as a verb, in the form
-    the subject's old number takes (old singular "smiles", old plural "talk")."""
-    if token.pos_ != "NOUN" or token.dep_ not in ("conj", "appos") or any(c.i < token.i for c in token.children):
+    """Whether the parse took a finite verb for a noun ("rides a toy and smiles", "two dogs tug on a towel", "a
+    person in orange climbs a cliff"): tied by "and" or as an apposition with no word of its own before it, or the
+    object of a preposition right before an article; a word WordNet counts more often as a verb; in the form the
+    subject's old number takes (old singular "smiles", old plural "talk")."""
+    doc = token.doc
+    before_det = token.i + 1 < len(doc) and doc[token.i + 1].lower_ in ("a", "an", "the")  # "in orange climbs a"
+    bare = token.dep_ in ("conj", "appos") and not any(c.i < token.i for c in token.children)
+    if token.pos_ != "NOUN" or not (bare or token.dep_ == "pobj" and before_det):
         return False
     return (token.tag_ == "NNS" if to_plural else token.tag_ == "NN") and _mostly_verb(token.lower_)
 
@@ -331,6 +335,8 @@ def agree(changes: Changes, noun, to_plural: bool) -> bool:
     if child(noun, "conj") is not None or noun.dep_ == "conj":
         return False
     if head.pos_ not in ("VERB", "AUX"):  # "A baby in pigtails tries to climb" with "tries" tagged a noun
+        return False
+    if head.dep_ == "amod":  # "a tiger striped dog": "tiger" the subject of an adjective, not a thing counted
         return False
     conjuncts = [c for c in head.children if c.dep_ == "conj"]
     if any(c.pos_ not in ("VERB", "AUX") and c.lower_.endswith("s") for c in conjuncts):
