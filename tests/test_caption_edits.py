@@ -50,6 +50,12 @@ def edits_of():
         ("count", "Two girls with balloons run .", "One girl with balloons runs .", None),  # "run" tagged VBN
         ("count", "Two dogs can run .", "One dog can run .", None),
         ("count", "Two girls ride near horses .", "One girl rides near horses .", None),  # not ridden
+        (
+            "count",
+            "A child looks at a guard in red uniform .",
+            "Two children look at a guard in red uniform .",
+            None,
+        ),  # the guard wears it
         ("count", "Two men sit at a table and drink beer .", "One man sits at a table and drinks beer .", None),
         ("replace_rel", "A man is sitting on a bench .", "A man is standing on a bench .", "replace_rel/verb"),
         ("replace_rel", "A boy throws a ball .", "A boy catches a ball .", "replace_rel/verb"),
@@ -234,6 +240,23 @@ def test_each_kind(edits_of, kind, caption, expected, rule):
         ),
         ("count", "A person peaks their head out of a tent .", "Two people peak their head out of a tent ."),
         ("count", "A man rows a blue kayak through rapids .", "A man rows two blue kayaks through rapids ."),
+        # eleventh reading
+        (
+            "count",
+            "Three women dressed in colorful clothes and a man and boy are walking in the snow .",
+            "One woman dressed in colorful clothes and a man and boy is walking in the snow .",
+        ),
+        (
+            "count",
+            "A person is in the air on a bike near a lake .",
+            "Two people are in the air on a bike near a lake .",
+        ),
+        (
+            "count",
+            "A young black child is wrapped in a white robe and standing in a bathroom doorway .",
+            "Two young black children are wrapped in a white robe and standing in a bathroom doorway .",
+        ),
+        ("count", "A person is kneeling between two horses", "A person is kneeling between three horses"),
         # tenth reading
         ("count", "Two children ride tricycles in a race .", "One child rides tricycles in a race ."),
         ("count", "Two girls ride horses on a trail .", "One girl rides horses on a trail ."),

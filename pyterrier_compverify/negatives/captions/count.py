@@ -58,6 +58,7 @@ def _pluralisable(noun) -> bool:
     if any(t.lower_ == "their" and t.dep_ == "poss" and _one_per_owner(t.head) for t in doc[noun.i + 1 :]):
         return False  # "a snowboarder on their snowboard": two would not share one
     worn = [t for t in _own(noun) if t.lower_ in lx.CLOTHING and not is_plural(t)]
+    worn += [t for t in _clause(noun) if _worn_in_clause(t)]
     if worn or any(t.lower_ == "with" and t.i > noun.i for t in noun.subtree):
         return False
     if child(noun, "compound", "poss", "conj", "cc") is not None or noun.dep_ in ("conj", "compound", "poss"):
@@ -99,6 +100,13 @@ def _one_per_owner(token) -> bool:
     singular = not is_plural(token) and token.tag_ == "NN"
     own = body_part(token) or noun_class(token) == "clothing" or noun_lemma(token.lower_) in lx.SINGLE_USER_THINGS
     return singular and own
+
+
+def _worn_in_clause(token) -> bool:
+    """Whether the token is one garment that the clause's verb puts its subject in ("is wrapped in a white robe"; not
+    "a guard in red uniform", which another wears)."""
+    garment = token.lower_ in lx.CLOTHING and not is_plural(token) and token.lower_ not in lx.PAIRS
+    return garment and token.dep_ == "pobj" and token.head.lower_ == "in" and token.head.head.pos_ in ("VERB", "AUX")
 
 
 def _one_each(token) -> bool:
@@ -156,12 +164,13 @@ def _named_members(noun) -> bool:
 def _uses_a_single_thing(noun) -> bool:
     """Whether what the noun does (as subject, or in a participle after it) has as object, or names after any
     preposition of that verb or object, one thing only one person uses at a time ("a man shoots a rifle", "a man
-    sitting on a chair", "a man performing a jump on a skateboard")."""
+    sitting on a chair", "a man performing a jump on a skateboard"), or anything it is on in its clause."""
     things = []
     for verb in _doings(noun, ("nsubj",)):
         obj = child(verb, "dobj")
         holders = [verb] if obj is None else [verb, obj]
         things += [obj, *(child(p, "pobj") for h in holders for p in h.children if p.dep_ == "prep")]
+        things += [child(p, "pobj") for p in verb.subtree if p.lower_ == "on"]  # "is in the air on a bike"
     return any(t is not None and not is_plural(t) and noun_lemma(t.lower_) in lx.SINGLE_USER_THINGS for t in things)
 
 
@@ -205,6 +214,8 @@ def count(doc) -> list[Candidate]:
                 out.append(make_edit(doc, changes, "count", "one-to-two"))
         elif det.dep_ == "nummod" and word in NUMBERS[1:] and noun.tag_ == "NNS":
             if _named_members(noun) or noun.dep_ == "compound":  # "two brown dogs sniff": "sniff" read as the noun
+                continue
+            if noun.dep_ == "pobj" and noun.head.lower_ == "between":  # "a jump between two mounds"
                 continue
             value = NUMBERS.index(word) + 1
             for new in (value - 1, value + 1):

@@ -334,6 +334,8 @@ def agree(changes: Changes, noun, to_plural: bool) -> bool:
         return True
     if child(noun, "conj") is not None or noun.dep_ == "conj":
         return False
+    if any(t.dep_ == "conj" and t.pos_ == "NOUN" and living(t) for t in noun.subtree):
+        return False  # "three women dressed in coats and a man are": "and a man" read as a conjunct of "dressed"
     if head.pos_ not in ("VERB", "AUX"):  # "A baby in pigtails tries to climb" with "tries" tagged a noun
         return False
     if head.dep_ == "amod":  # "a tiger striped dog": "tiger" the subject of an adjective, not a thing counted
