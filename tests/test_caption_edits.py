@@ -50,6 +50,13 @@ def edits_of():
         ("count", "Two girls with balloons run .", "One girl with balloons runs .", None),  # "run" tagged VBN
         ("count", "Two dogs can run .", "One dog can run .", None),
         ("count", "Two girls ride near horses .", "One girl rides near horses .", None),  # not ridden
+        ("count", "A woman wearing green sits on a step .", "Two women wearing green sit on a step .", None),
+        (
+            "count",
+            "A girl holds a blow-up tiger while another girl is in a costume .",
+            "Two girls hold a blow-up tiger while another girl is in a costume .",
+            None,
+        ),  # the other girl's costume
         (
             "count",
             "A child looks at a guard in red uniform .",
@@ -240,6 +247,21 @@ def test_each_kind(edits_of, kind, caption, expected, rule):
         ),
         ("count", "A person peaks their head out of a tent .", "Two people peak their head out of a tent ."),
         ("count", "A man rows a blue kayak through rapids .", "A man rows two blue kayaks through rapids ."),
+        # twelfth reading: one garment or wrap for two, whatever is worn; one instrument or racket
+        (
+            "count",
+            "A girl in a Burka is learning in a classroom .",
+            "Two girls in a Burka are learning in a classroom .",
+        ),
+        ("count", "A woman holds a baby in a blue jumper .", "A woman holds two babies in a blue jumper ."),
+        (
+            "count",
+            "A man feeding a horse wearing a blue strapped blanket .",
+            "A man feeding two horses wearing a blue strapped blanket .",
+        ),
+        ("count", "A man wears an interesting blue wig .", "Two men wear an interesting blue wig ."),
+        ("count", "A man hits a ball with a tennis racket .", "Two men hit a ball with a tennis racket ."),
+        ("count", "Five people playing string instruments .", "One person playing string instruments ."),
         # eleventh reading
         (
             "count",

@@ -57,8 +57,8 @@ def _pluralisable(noun) -> bool:
         return False
     if any(t.lower_ == "their" and t.dep_ == "poss" and _one_per_owner(t.head) for t in doc[noun.i + 1 :]):
         return False  # "a snowboarder on their snowboard": two would not share one
-    worn = [t for t in _own(noun) if t.lower_ in lx.CLOTHING and not is_plural(t)]
-    worn += [t for t in _clause(noun) if _worn_in_clause(t)]
+    worn = [t for t in _own(noun) if _one_garment(t)]
+    worn += [t for t in _clause(noun) if _worn_in_clause(t, noun)]
     if worn or any(t.lower_ == "with" and t.i > noun.i for t in noun.subtree):
         return False
     if child(noun, "compound", "poss", "conj", "cc") is not None or noun.dep_ in ("conj", "compound", "poss"):
@@ -102,11 +102,24 @@ def _one_per_owner(token) -> bool:
     return singular and own
 
 
-def _worn_in_clause(token) -> bool:
-    """Whether the token is one garment that the clause's verb puts its subject in ("is wrapped in a white robe"; not
-    "a guard in red uniform", which another wears)."""
-    garment = token.lower_ in lx.CLOTHING and not is_plural(token) and token.lower_ not in lx.PAIRS
-    return garment and token.dep_ == "pobj" and token.head.lower_ == "in" and token.head.head.pos_ in ("VERB", "AUX")
+def _one_garment(token) -> bool:
+    """Whether the token is one garment or wrap, which one wearer has ("a shirt", "a burka", whatever is worn)."""
+    put_on = token.dep_ == "dobj" and verb_lemma(token.head) == "wear" and token.lower_ not in lx.COLOURS
+    worn = token.lower_ in lx.CLOTHING | lx.WRAPS or put_on  # not "wearing green"
+    return worn and not is_plural(token) and token.lower_ not in lx.PAIRS
+
+
+def _worn_in_clause(token, noun) -> bool:
+    """Whether the token is one garment that the noun's clause puts it in ("is wrapped in a white robe"; not "a guard
+    in red uniform", which another wears) or that a participle of the noun or its verb wears ("feeding a horse
+    wearing a blanket", "dogs take flight while wearing a jersey"; not "a woman wearing a jacket" they give paw to)."""
+    in_it = token.dep_ == "pobj" and token.head.lower_ == "in" and token.head.head.pos_ in ("VERB", "AUX")
+    wear = token.head
+    doers = (noun, noun.head, *(c for c in noun.children if c.dep_ == "acl"))
+    wearing = (
+        token.dep_ == "dobj" and verb_lemma(wear) == "wear" and wear.dep_ in ("acl", "advcl") and wear.head in doers
+    )
+    return (in_it or wearing) and _one_garment(token)
 
 
 def _one_each(token) -> bool:
@@ -120,10 +133,16 @@ def _one_each(token) -> bool:
 
 
 def _clause(noun) -> list:
-    """The tokens after the noun in what it is the subject of (its verb's subtree, conjoined verbs included), or in
-    its own subtree where it heads the caption."""
-    tokens = noun.head.subtree if noun.dep_ in ("nsubj", "nsubjpass") else noun.subtree
-    return [t for t in tokens if t.i > noun.i]
+    """The tokens after the noun in the clause it is the subject or object of (its verb's subtree, conjoined verbs
+    included), or in its own subtree otherwise (where it heads the caption, say)."""
+    tokens = list(noun.head.subtree if noun.dep_ in ("nsubj", "nsubjpass", "dobj") else noun.subtree)
+    others = {  # "while another girl is in a costume": a clause of its own
+        t.i
+        for c in tokens
+        if c.dep_ in ("advcl", "ccomp", "relcl") and child(c, "nsubj", "nsubjpass") is not None
+        for t in c.subtree
+    }
+    return [t for t in tokens if t.i > noun.i and t.i not in others]
 
 
 def _of_what(noun):

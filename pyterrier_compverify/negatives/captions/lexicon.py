@@ -233,9 +233,13 @@ ONE_WAY_VERBS = _words("herd")  # a dog herds sheep, a cow does not herd a dog
 # things one person rides, sits on or plays at a time: "two men sit on a chair", "a woman plays two violins"
 SINGLE_USER_THINGS = _words(
     "skateboard bike bicycle tricycle chair stool swing scooter surfboard snowboard wakeboard bodyboard sled "
-    "motorcycle unicycle rifle gun camera guitar violin trumpet saxophone flute cello"
+    "motorcycle unicycle rifle gun camera guitar violin trumpet saxophone flute cello instrument racket"
 )
 ANIMAL_GEAR = _words("collar leash harness muzzle")  # an animal has one of each
+# worn or wrapped round one wearer, beside CLOTHING; read by count only ("two girls in a burka")
+WRAPS = _words(
+    "burka burqa headscarf hijab turban cape cloak gown poncho kimono sari tutu leotard jumper blanket towel"
+)
 FETCH_THINGS = _words("ball stick frisbee")  # replaced only where something plays with them
 FETCH_VERBS = _words("throw catch chase fetch carry hold kick play toss retrieve grab bite")
 BALLS = _words("ball balls football soccerball basketball volleyball frisbee")
