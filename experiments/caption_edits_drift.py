@@ -1,5 +1,10 @@
-"""How much two versions of the caption rules differ on the same captions: the share of (caption, edit) pairs, per
-kind, that only one of two edit tables holds.
+"""How much the caption-edit table that training draws from differs between two versions of the rules: the share of
+(caption, edit) pairs, per kind, that only one of two tables holds.
+
+Each table holds at most one edit per kind and caption, drawn with one random stream per caption that all kinds
+share, so a change in one kind's candidates can also change which edit another kind draws: a kind whose rules did
+not change can differ by as many pairs as it gains and loses (negate's 65 / 65 in stop 57's comparison). The figure
+measures the training data, not the rule changes alone.
 
     python experiments/caption_edits_drift.py write --out runs/edits-now.jsonl             # the rules as they are now
     git worktree add /tmp/old REV && PYTHONPATH=/tmp/old python experiments/caption_edits_drift.py write \\

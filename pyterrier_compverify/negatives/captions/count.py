@@ -22,6 +22,7 @@ from .words import (
 )
 
 NUMBERS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+ORDINALS = frozenset("second third fourth fifth sixth".split())
 
 
 def _pluralisable(noun) -> bool:
@@ -103,16 +104,18 @@ def _one_per_owner(token) -> bool:
 
 
 def _one_garment(token) -> bool:
-    """Whether the token is one garment or wrap, which one wearer has ("a shirt", "a burka", whatever is worn)."""
-    put_on = token.dep_ == "dobj" and verb_lemma(token.head) == "wear" and token.lower_ not in lx.COLOURS
-    worn = token.lower_ in lx.CLOTHING | lx.WRAPS or put_on  # not "wearing green"
+    """Whether the token is one garment or wrap, which one wearer has ("a shirt", "a burka", "wearing a wig")."""
+    counted = child(token, "det") is not None and child(token, "det").lower_ in ("a", "an", "one")
+    put_on = token.dep_ == "dobj" and verb_lemma(token.head) == "wear" and counted  # not "wearing green", "face paint"
+    wrapped = token.lower_ in lx.WRAPS and (token.dep_ == "pobj" and token.head.lower_ == "in" or put_on)
+    worn = token.lower_ in lx.CLOTHING or wrapped or put_on  # a wrap only as worn: "in a blanket", not "on" one
     return worn and not is_plural(token) and token.lower_ not in lx.PAIRS
 
 
 def _worn_in_clause(token, noun) -> bool:
     """Whether the token is one garment that the noun's clause puts it in ("is wrapped in a white robe"; not "a guard
     in red uniform", which another wears) or that a participle of the noun or its verb wears ("feeding a horse
-    wearing a blanket", "dogs take flight while wearing a jersey"; not "a woman wearing a jacket" they give paw to)."""
+    wearing a blanket", "dogs take flight while wearing a jersey"; not "dogs give paw to a woman wearing a jacket")."""
     in_it = token.dep_ == "pobj" and token.head.lower_ == "in" and token.head.head.pos_ in ("VERB", "AUX")
     wear = token.head
     doers = (noun, noun.head, *(c for c in noun.children if c.dep_ == "acl"))
@@ -124,12 +127,12 @@ def _worn_in_clause(token, noun) -> bool:
 
 def _one_each(token) -> bool:
     """Whether the token is a plural of things that each of a group has one of ("men on mountain bikes", "dogs with
-    collars", "girls ride horses"): one of them would not have several."""
+    collars", "girls ride horses", "dogs with tongues out"): one of them would not have several."""
     if not is_plural(token):
         return False
     ridden = token.dep_ == "dobj" and verb_lemma(token.head) == "ride"
     ridden_on = token.dep_ == "pobj" and token.head.lower_ == "on" and verb_lemma(token.head.head) == "ride"
-    return ridden or ridden_on or noun_lemma(token.lower_) in lx.SINGLE_USER_THINGS | lx.ANIMAL_GEAR
+    return ridden or ridden_on or noun_lemma(token.lower_) in lx.SINGLE_USER_THINGS | lx.ANIMAL_GEAR | lx.ONE_PER_BODY
 
 
 def _clause(noun) -> list:
@@ -171,8 +174,9 @@ def _named_members(noun) -> bool:
         for c in noun.children
     )
     doc = noun.doc
-    # "three dogs run, two playing": a number standing for some of them
+    # "three dogs run, two playing": a number standing for some of them (any later number not counting a noun)
     some = any(t.lower_ in NUMBERS[1:] and t.dep_ != "nummod" and t.i > noun.i for t in doc)
+    some = some or any(t.lower_ in ORDINALS for t in doc)  # "two people ..., a third person": the third is not one
     both = any(t.lower_ == "both" and t.dep_ not in ("det", "predet") for t in doc)  # not "with both hands"
     two = any(  # "one man punching the other", "the other woman"; not "on the other side"
         t.lower_ == "other" and t.i > 0 and doc[t.i - 1].lower_ == "the" and _another_of(t, noun) for t in doc
@@ -249,6 +253,7 @@ def count(doc) -> list[Candidate]:
                 and child(noun, "conj", "cc") is None
                 and noun.dep_ != "conj"
                 and not any(t.lower_ in _PLURAL_ONLY_WORDS for t in doc)
+                and "side by side" not in doc.text.lower()
                 and not _in_a_group(noun)
                 and not any(_worn_by_several(t) for t in _own(noun))  # "two men in costumes"
                 and not any(_one_each(t) for t in _clause(noun))  # "on bikes", "riding on bicycles", "ride horses"

@@ -236,7 +236,9 @@ SINGLE_USER_THINGS = _words(
     "motorcycle unicycle rifle gun camera guitar violin trumpet saxophone flute cello instrument racket"
 )
 ANIMAL_GEAR = _words("collar leash harness muzzle")  # an animal has one of each
-# worn or wrapped round one wearer, beside CLOTHING; read by count only ("two girls in a burka")
+ONE_PER_BODY = _words("head face nose mouth tongue tail beard neck chin back chest belly")  # "dogs with tongues out"
+# worn or wrapped round one wearer when one is "in" it or "wears" it ("in a jumper"; not "a jumper in the air", "on
+# a blanket"), beside CLOTHING; read by count only
 WRAPS = _words(
     "burka burqa headscarf hijab turban cape cloak gown poncho kimono sari tutu leotard jumper blanket towel"
 )

@@ -281,15 +281,21 @@ def _misparsed(noun) -> bool:
     return noun.dep_ in ("nsubj", "nsubjpass") and noun.head.dep_ in ("pobj", "dobj")
 
 
-def _hidden_verb(token, to_plural: bool) -> bool:
+def _hidden_verb(token, noun, to_plural: bool) -> bool:
     """Whether the parse took a finite verb for a noun ("rides a toy and smiles", "two dogs tug on a towel", "a
     person in orange climbs a cliff"): tied by "and" or as an apposition with no word of its own before it, or the
-    object of a preposition right before an article; a word WordNet counts more often as a verb; in the form the
-    subject's old number takes (old singular "smiles", old plural "talk")."""
+    object of a preposition that describes the subject ("in black listens"), right before an article or with a
+    preposition of its own; a word WordNet counts more often as a verb; in the form the subject's old number takes
+    (old singular "smiles", old plural "talk")."""
     doc = token.doc
     before_det = token.i + 1 < len(doc) and doc[token.i + 1].lower_ in ("a", "an", "the")  # "in orange climbs a"
+    with_prep = any(c.dep_ == "prep" for c in token.children)  # "in black and red listens to an iPod"
     bare = token.dep_ in ("conj", "appos") and not any(c.i < token.i for c in token.children)
-    if token.pos_ != "NOUN" or not (bare or token.dep_ == "pobj" and before_det):
+    if bare and token.dep_ == "conj" and to_plural and token.head.tag_ == "NNS":
+        return False  # "on the swings and slides": two plural nouns, not a noun and a verb ("a toy and smiles")
+    # the object of a preposition that describes the subject, not of a participle ("dogs standing on leaves on")
+    described = token.dep_ == "pobj" and token.head.head.tag_ != "VBG" and token in noun.subtree
+    if token.pos_ != "NOUN" or not (bare or described and (before_det or with_prep)):
         return False
     return (token.tag_ == "NNS" if to_plural else token.tag_ == "NN") and _mostly_verb(token.lower_)
 
@@ -328,18 +334,23 @@ def agree(changes: Changes, noun, to_plural: bool) -> bool:
     if _misparsed(noun):
         return False
     clause = noun.head.subtree if noun.dep_ in ("nsubj", "nsubjpass") else noun.subtree if noun.dep_ == "ROOT" else ()
-    if any(t.i > noun.i and _hidden_verb(t, to_plural) for t in clause):
+    if any(t.i > noun.i and _hidden_verb(t, noun, to_plural) for t in clause):
         return False  # its verb would keep the old number
     if noun.dep_ not in ("nsubj", "nsubjpass"):
         return True
     if child(noun, "conj") is not None or noun.dep_ == "conj":
         return False
-    if any(t.dep_ == "conj" and t.pos_ == "NOUN" and living(t) for t in noun.subtree):
+    if any(
+        t.dep_ == "conj" and t.pos_ == "NOUN" and t.head.pos_ not in ("NOUN", "PROPN") and living(t)
+        for t in noun.subtree
+    ):
         return False  # "three women dressed in coats and a man are": "and a man" read as a conjunct of "dressed"
     if head.pos_ not in ("VERB", "AUX"):  # "A baby in pigtails tries to climb" with "tries" tagged a noun
         return False
     if head.dep_ == "amod":  # "a tiger striped dog": "tiger" the subject of an adjective, not a thing counted
         return False
+    if not to_plural and head.dep_ in ("ccomp", "xcomp") and head.tag_ in ("VB", "VBP", "VBN"):
+        return False  # "a man helps two children climb": a bare infinitive, which must not become "climbs"
     conjuncts = [c for c in head.children if c.dep_ == "conj"]
     if any(c.pos_ not in ("VERB", "AUX") and c.lower_.endswith("s") for c in conjuncts):
         return False  # "looks down and smiles" with "smiles" parsed as a noun
