@@ -1,5 +1,6 @@
-"""How much the caption-edit table that training draws from differs between two versions of the rules: the share of
-(caption, edit) pairs, per kind, that only one of two tables holds.
+"""How much the caption-edit table that training draws from differs between two versions of the rules: per kind, the
+(caption, edit) pairs only the old table holds and those only the new one holds, and the share of the old table's
+pairs that the new rules no longer make.
 
 Each table holds at most one edit per kind and caption, drawn with one random stream per caption that all kinds
 share, so a change in one kind's candidates can also change which edit another kind draws: a kind whose rules did
@@ -29,16 +30,22 @@ def write(args) -> None:
     from pyterrier_compverify.datasets.flickr8k import flickr8k_captions
     from pyterrier_compverify.negatives.captions import KINDS, caption_edits
 
+    _refuse(args.out, args.overwrite)
     cv.setup_local_data()
     edits = caption_edits(flickr8k_captions(args.split)["caption"].unique(), kinds=KINDS, seed=0)
     edits.to_json(args.out, orient="records", lines=True)
     print(f"{len(edits)} edits written to {args.out}")
 
 
-def compare(args) -> None:
-    from pyterrier_compverify.reporting import refuse_overwrite
+def _refuse(path: str, overwrite: bool) -> None:
+    """Stop before any work when ``path`` exists and ``--overwrite`` is not given."""
+    from pyterrier_compverify.reporting import refuse_existing
 
-    refuse_overwrite(args.out, args.overwrite)
+    refuse_existing([Path(path)], overwrite)
+
+
+def compare(args) -> None:
+    _refuse(args.out, args.overwrite)
     old, new = (pd.read_json(p, lines=True) for p in (args.old, args.new))
     rows = []
     for kind in sorted(set(old["kind"]) | set(new["kind"])):
@@ -47,7 +54,7 @@ def compare(args) -> None:
     table = pd.DataFrame(rows)
     total = table[["old", "new", "only old", "only new"]].sum()
     table.loc[len(table)] = {"kind": "all", **total.to_dict()}
-    table["changed share of old"] = (table["only old"] / table["old"]).round(4)
+    table["share of old not made now"] = (table["only old"] / table["old"]).round(4)
     command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
     text = f"# Caption edits: old rules against new\n\nCommand: `{command}`\n\n{table.to_markdown(index=False)}\n"
     Path(args.out).write_text(text)
@@ -60,6 +67,7 @@ def main() -> None:
     p = sub.add_parser("write")
     p.add_argument("--out", required=True)
     p.add_argument("--split", default="train")
+    p.add_argument("--overwrite", action="store_true")
     p.set_defaults(func=write)
     p = sub.add_parser("compare")
     p.add_argument("old")

@@ -105,7 +105,8 @@ def _one_per_owner(token) -> bool:
 
 def _one_garment(token) -> bool:
     """Whether the token is one garment or wrap, which one wearer has ("a shirt", "a burka", "wearing a wig")."""
-    counted = child(token, "det") is not None and child(token, "det").lower_ in ("a", "an", "one")
+    det = child(token, "det")
+    counted = det is not None and det.lower_ in ("a", "an", "one")
     put_on = token.dep_ == "dobj" and verb_lemma(token.head) == "wear" and counted  # not "wearing green", "face paint"
     wrapped = token.lower_ in lx.WRAPS and (token.dep_ == "pobj" and token.head.lower_ == "in" or put_on)
     worn = token.lower_ in lx.CLOTHING or wrapped or put_on  # a wrap only as worn: "in a blanket", not "on" one
@@ -113,16 +114,18 @@ def _one_garment(token) -> bool:
 
 
 def _worn_in_clause(token, noun) -> bool:
-    """Whether the token is one garment that the noun's clause puts it in ("is wrapped in a white robe"; not "a guard
-    in red uniform", which another wears) or that a participle of the noun or its verb wears ("feeding a horse
-    wearing a blanket", "dogs take flight while wearing a jersey"; not "dogs give paw to a woman wearing a jacket")."""
-    in_it = token.dep_ == "pobj" and token.head.lower_ == "in" and token.head.head.pos_ in ("VERB", "AUX")
+    """Whether the token is one garment that the noun's verb or participle puts it in ("is wrapped in a white robe",
+    "holds a baby in a blue jumper"; not "a guard in red uniform" nor "a man dressed in a costume", which another
+    wears) or that a participle of the noun or its verb wears ("feeding a horse wearing a blanket", "dogs take flight
+    while wearing a jersey"; not "dogs give paw to a woman wearing a jacket", nor for an object "feeds a horse while
+    wearing a jacket", which the subject wears)."""
+    verbs = (noun.head, *(c for c in noun.head.children if c.dep_ == "conj"))
+    doers = (noun, *(verbs if noun.dep_ != "ROOT" else ()), *(c for c in noun.children if c.dep_ == "acl"))
+    in_it = token.dep_ == "pobj" and token.head.lower_ == "in" and token.head.head in doers
     wear = token.head
-    doers = (noun, noun.head, *(c for c in noun.children if c.dep_ == "acl"))
-    wearing = (
-        token.dep_ == "dobj" and verb_lemma(wear) == "wear" and wear.dep_ in ("acl", "advcl") and wear.head in doers
-    )
-    return (in_it or wearing) and _one_garment(token)
+    own_act = noun.dep_ != "dobj" or child(wear, "mark") is None  # "while wearing": the subject's act
+    wearing = token.dep_ == "dobj" and verb_lemma(wear) == "wear" and wear.dep_ in ("acl", "advcl")
+    return (in_it or wearing and wear.head in doers and own_act) and _one_garment(token)
 
 
 def _one_each(token) -> bool:

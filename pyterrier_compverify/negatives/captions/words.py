@@ -318,6 +318,8 @@ def _present_form(verb) -> str | None:
     balloons run", "run" read as a participle), or None."""
     if any(c.dep_ in ("aux", "auxpass") for c in verb.children):  # "can run", "to run": no agreement
         return None
+    if verb.tag_ == "VBN" and any(c.dep_ == "agent" or c.lower_ == "by" for c in verb.children):
+        return None  # "two kids hit by a wave": a passive participle
     if _wordnet().morphy(verb.lower_, "v") != verb.lower_:  # "rolled", a misspelt "approachs": not a base form
         return None
     return _verb_lemma(verb.lower_, "VBP", verb.lemma_.lower())
