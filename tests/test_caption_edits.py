@@ -61,6 +61,12 @@ def edits_of():
         ("count", "A girl plays on the swings and slides .", "Two girls play on the swings and slides .", None),
         ("count", "A woman is wearing face paint .", "Two women are wearing face paint .", None),
         ("count", "A man watches a jumper in the air .", "Two men watch a jumper in the air .", None),
+        (
+            "count",
+            "A man wearing glasses and black clothing is sitting while a man in a vest drinks .",
+            "Two men wearing glasses and black clothing are sitting while a man in a vest drinks .",
+            None,
+        ),  # "clothing" a mass noun
         # the final read's guards: a garment someone else wears
         ("count", "A dog runs to a man dressed in a costume .", "Two dogs run to a man dressed in a costume .", None),
         (
@@ -276,6 +282,8 @@ def test_each_kind(edits_of, kind, caption, expected, rule):
         # a bare infinitive after "help" or "watch" has no agreement to change (review)
         ("count", "A man helps two children climb a wall .", "A man helps one child climbs a wall ."),
         ("count", "A man watches two dogs run through the grass .", "A man watches one dog runs through the grass ."),
+        # one notion of garment: plural wraps too
+        ("count", "Two children in blankets sit on a couch .", "One child in blankets sits on a couch ."),
         # thirteenth reading
         (
             "count",

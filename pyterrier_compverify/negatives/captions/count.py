@@ -89,28 +89,36 @@ def _another_of(other, noun) -> bool:
     return other.head.i != noun.i and noun_lemma(other.head.lower_) == noun_lemma(noun.lower_)
 
 
+def _garment(token) -> bool:
+    """Whether the token names a garment (``noun_class`` clothing), or a wrap as worn (``lexicon.WRAPS``: "in a
+    burka", "in blankets", "wearing a cape"; not "a jumper in the air", "on a blanket"), in either number."""
+    in_it = token.dep_ == "pobj" and token.head.lower_ == "in"
+    worn = token.dep_ == "dobj" and verb_lemma(token.head) == "wear"
+    return noun_class(token) == "clothing" or noun_lemma(token.lower_) in lx.WRAPS and (in_it or worn)
+
+
 def _worn_by_several(token) -> bool:
-    """Whether the token is clothing in the plural that one person wears one of ("costumes", "jerseys"; not
-    "jeans", "boots")."""
-    return is_plural(token) and noun_class(token) == "clothing" and token.lower_ not in lx.PAIRS
+    """Whether the token is clothing in the plural that one person wears one of ("costumes", "jerseys", "in burkas";
+    not "jeans", "boots")."""
+    return is_plural(token) and _garment(token) and token.lower_ not in lx.PAIRS
 
 
 def _one_per_owner(token) -> bool:
     """Whether the token is one thing of which each owner has their own: a body part, a garment or a thing one
     person rides or uses, in the singular ("their head", "their snowboard")."""
     singular = not is_plural(token) and token.tag_ == "NN"
-    own = body_part(token) or noun_class(token) == "clothing" or noun_lemma(token.lower_) in lx.SINGLE_USER_THINGS
+    own = body_part(token) or _garment(token) or noun_lemma(token.lower_) in lx.SINGLE_USER_THINGS
     return singular and own
 
 
 def _one_garment(token) -> bool:
-    """Whether the token is one garment or wrap, which one wearer has ("a shirt", "a burka", "wearing a wig")."""
+    """Whether the token is one garment or wrap, which one wearer has ("a shirt", "a burka", "wearing a wig": whatever
+    is worn with a/an/one; not "wearing green", "face paint", "black clothing")."""
     det = child(token, "det")
     counted = det is not None and det.lower_ in ("a", "an", "one")
-    put_on = token.dep_ == "dobj" and verb_lemma(token.head) == "wear" and counted  # not "wearing green", "face paint"
-    wrapped = token.lower_ in lx.WRAPS and (token.dep_ == "pobj" and token.head.lower_ == "in" or put_on)
-    worn = token.lower_ in lx.CLOTHING or wrapped or put_on  # a wrap only as worn: "in a blanket", not "on" one
-    return worn and not is_plural(token) and token.lower_ not in lx.PAIRS
+    put_on = token.dep_ == "dobj" and verb_lemma(token.head) == "wear" and counted
+    listed = token.lower_ in lx.CLOTHING  # a garment WordNet knows needs a/an/one too: not "black clothing", "pajama"
+    return (listed or _garment(token) and counted or put_on) and not is_plural(token) and token.lower_ not in lx.PAIRS
 
 
 def _worn_in_clause(token, noun) -> bool:
